@@ -1,0 +1,340 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! [`MpmcQueue`], the multi-producer multi-consumer queue.
+
+use core::fmt;
+use core::mem::MaybeUninit;
+
+use super::batch::Batch;
+use super::ring::Ring;
+use super::Error;
+
+/// A bounded lock-free queue of `N` slots for any number of producers and consumers.
+///
+/// `N` must be a power of two in `2 ..= 2^31` (checked at compile time); all `N` slots are
+/// usable. Items move in and out by value; whatever the queue still holds when it is dropped
+/// is dropped with it. The queue is stored inline (`N` slots of `T` plus two cache lines of
+/// indices): build a large one in place with [`MpmcQueue::init_in_place`] rather than on a
+/// kernel stack.
+///
+/// Every operation may be called concurrently from any number of threads, but the commit step
+/// waits for earlier reservations: see the "Contexts" section of the [module
+/// documentation](super) for where that is safe.
+///
+/// # Examples
+///
+/// ```
+/// use kernel::alf_queue::{Batch, Error, MpmcQueue};
+///
+/// let q = MpmcQueue::<u32, 8>::new();
+/// assert_eq!(q.capacity(), 8);
+/// assert_eq!(q.enqueue(1), Ok(()));
+///
+/// // Bulk: all or nothing.
+/// let mut batch = Batch::<u32, 16>::new();
+/// for i in 2..=8 {
+///     assert_eq!(batch.push(i), Ok(()));
+/// }
+/// assert_eq!(q.enqueue_bulk(&mut batch), Ok(()));
+/// assert!(batch.is_empty());
+/// assert_eq!(q.len(), 8);
+///
+/// // Full: a single item comes back, a bulk is refused whole.
+/// assert_eq!(q.enqueue(9), Err(9));
+/// assert_eq!(batch.push(9), Ok(()));
+/// assert_eq!(q.enqueue_bulk(&mut batch), Err(Error::Full));
+/// assert_eq!(batch.as_slice(), &[9]);
+/// batch.clear();
+///
+/// // FIFO out, in bulk and one by one.
+/// assert_eq!(q.dequeue_bulk(&mut batch, 3), Ok(()));
+/// assert_eq!(batch.as_slice(), &[1, 2, 3]);
+/// assert_eq!(q.dequeue(), Some(4));
+/// assert_eq!(q.dequeue_burst(&mut batch, 8), Ok(4)); // Up to 8: 4 were there.
+/// assert_eq!(batch.as_slice(), &[1, 2, 3, 5, 6, 7, 8]);
+/// assert!(q.is_empty());
+/// assert_eq!(q.dequeue(), None);
+/// ```
+pub struct MpmcQueue<T, const N: usize> {
+    ring: Ring<T, N>,
+}
+
+// SAFETY: The queue owns its items (it is `Send` exactly when they are); sending it sends them.
+unsafe impl<T: Send, const N: usize> Send for MpmcQueue<T, N> {}
+
+// SAFETY: Through `&MpmcQueue` items are only moved in and out, never shared, so `T: Send`
+// suffices. Every `&self` method runs the multi-producer and multi-consumer protocol, under
+// which each slot is accessed by one thread at a time, each handover ordered by an
+// acquire/release pair (see the `Ring` invariants and the ordering comments).
+unsafe impl<T: Send, const N: usize> Sync for MpmcQueue<T, N> {}
+
+impl<T, const N: usize> MpmcQueue<T, N> {
+    /// Creates an empty queue.
+    ///
+    /// Fails to compile unless `N` is a power of two in `2 ..= 2^31`.
+    #[cfg(not(loom))]
+    #[inline]
+    pub const fn new() -> Self {
+        Self::with_start_index(0)
+    }
+
+    /// Creates an empty queue whose free-running indices start at `start`.
+    ///
+    /// The queue behaves exactly like a new one; only the index values differ. This is for
+    /// tests that must cross the `u32` wrap-around of the indices quickly and for reproducing
+    /// an index state seen elsewhere; normal users want [`MpmcQueue::new`].
+    ///
+    /// # Examples
+    ///
+    /// Crossing `u32::MAX` with mixed single and bulk operations:
+    ///
+    /// ```
+    /// use kernel::alf_queue::{Batch, MpmcQueue};
+    ///
+    /// let q = MpmcQueue::<u32, 4>::with_start_index(u32::MAX - 5);
+    /// let mut batch = Batch::<u32, 4>::new();
+    /// let mut next_in = 0;
+    /// let mut next_out = 0;
+    /// for round in 0..6 {
+    ///     // Fill the ring completely, in bulks of 1 to 3 and single items.
+    ///     while q.len() < 4 {
+    ///         let n = core::cmp::min(1 + round % 3, 4 - q.len());
+    ///         for _ in 0..n {
+    ///             assert!(batch.push(next_in).is_ok());
+    ///             next_in += 1;
+    ///         }
+    ///         assert_eq!(q.enqueue_bulk(&mut batch), Ok(()));
+    ///     }
+    ///     assert_eq!(q.enqueue(99), Err(99));
+    ///     // Empty it again, checking FIFO order across the wrap.
+    ///     assert_eq!(q.dequeue(), Some(next_out));
+    ///     next_out += 1;
+    ///     assert_eq!(q.dequeue_bulk(&mut batch, 3), Ok(()));
+    ///     for item in batch.drain() {
+    ///         assert_eq!(item, next_out);
+    ///         next_out += 1;
+    ///     }
+    ///     assert_eq!(q.dequeue(), None);
+    /// }
+    /// assert_eq!(next_out, 24);
+    /// ```
+    #[cfg(not(loom))]
+    #[inline]
+    pub const fn with_start_index(start: u32) -> Self {
+        Self {
+            ring: Ring::new(start),
+        }
+    }
+
+    /// Creates an empty queue (loom build: not `const`).
+    #[cfg(loom)]
+    pub fn new() -> Self {
+        Self::with_start_index(0)
+    }
+
+    /// Creates an empty queue whose indices start at `start` (loom build: not `const`).
+    #[cfg(loom)]
+    pub fn with_start_index(start: u32) -> Self {
+        Self {
+            ring: Ring::new(start),
+        }
+    }
+
+    /// Initialises an empty queue in `slot`, writing only its index words.
+    ///
+    /// This is how to build a queue too large for the stack: allocate uninitialised memory
+    /// (for instance `KBox::<MpmcQueue<_, 1024>>::new_uninit(GFP_KERNEL)`), initialise it
+    /// here, then `assume_init` it. The `N` slots are not touched (an empty slot is
+    /// uninitialised memory), so this costs the same for any `N`.
+    ///
+    /// When this returns, `slot` holds an initialised queue and `slot.assume_init()` and its
+    /// relatives are sound. Whatever `slot` held before is overwritten without being dropped.
+    /// If `slot` is then dropped as a `MaybeUninit` the queue's destructor does not run, and
+    /// the items it holds at that point are leaked (not dropped).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use core::mem::MaybeUninit;
+    /// use kernel::alf_queue::MpmcQueue;
+    ///
+    /// let mut slot = MaybeUninit::<MpmcQueue<u64, 16>>::uninit();
+    /// let q = MpmcQueue::init_in_place(&mut slot);
+    /// assert!(q.is_empty());
+    /// assert_eq!(q.enqueue(7), Ok(()));
+    /// // SAFETY: `init_in_place` initialised `slot`.
+    /// let q = unsafe { slot.assume_init() };
+    /// assert_eq!(q.dequeue(), Some(7));
+    /// ```
+    #[inline]
+    pub fn init_in_place(slot: &mut MaybeUninit<Self>) -> &mut Self {
+        Self::init_in_place_with_start_index(slot, 0)
+    }
+
+    /// Initialises an empty queue in `slot` with its indices at `start`.
+    ///
+    /// [`MpmcQueue::init_in_place`] combined with [`MpmcQueue::with_start_index`], for the
+    /// same testing purposes.
+    #[inline]
+    pub fn init_in_place_with_start_index(slot: &mut MaybeUninit<Self>, start: u32) -> &mut Self {
+        let ptr = slot.as_mut_ptr();
+        // SAFETY: `ptr` comes from a `&mut MaybeUninit<Self>`, so it is valid for writes and
+        // aligned, and so is the pointer to its only field.
+        unsafe { Ring::init_raw(core::ptr::addr_of_mut!((*ptr).ring), start) };
+        // SAFETY: `init_raw` initialised `ring`, the only field.
+        unsafe { slot.assume_init_mut() }
+    }
+
+    /// Returns `N`, the number of slots.
+    #[inline]
+    pub const fn capacity(&self) -> usize {
+        N
+    }
+
+    /// Returns the number of items in the queue.
+    ///
+    /// Under concurrency this is a snapshot that may be stale at once, and is clamped to
+    /// `0 ..= N`.
+    #[inline]
+    pub fn len(&self) -> usize {
+        self.ring.len()
+    }
+
+    /// Returns `true` if the queue held no item when looked at; see [`MpmcQueue::len`].
+    #[inline]
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Moves `item` into the queue, or hands it back if the queue is full.
+    #[inline]
+    pub fn enqueue(&self, item: T) -> Result<(), T> {
+        // SAFETY: The multi-producer protocol needs no exclusivity.
+        unsafe { self.ring.enqueue_one::<true>(item) }
+    }
+
+    /// Moves the oldest item out of the queue, if there is one.
+    #[inline]
+    pub fn dequeue(&self) -> Option<T> {
+        // SAFETY: The multi-consumer protocol needs no exclusivity.
+        unsafe { self.ring.dequeue_one::<true>() }
+    }
+
+    /// Moves all the items of `batch` into the queue, or none.
+    ///
+    /// On success the batch is empty. On error it is left untouched: `Error::Full` if there
+    /// is not room for all of them now, `Error::TooLarge` if it holds more than `N` (there
+    /// never will be). An empty batch is `Ok` and does nothing.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use kernel::alf_queue::{Batch, Error, MpmcQueue};
+    ///
+    /// let q = MpmcQueue::<u32, 4>::new();
+    /// let mut batch = Batch::<u32, 8>::new();
+    /// // Zero-length bulk: defined, a no-op.
+    /// assert_eq!(q.enqueue_bulk(&mut batch), Ok(()));
+    /// assert!(q.is_empty());
+    /// // More than the capacity: an error, nothing moves.
+    /// for i in 0..5 {
+    ///     assert!(batch.push(i).is_ok());
+    /// }
+    /// assert_eq!(q.enqueue_bulk(&mut batch), Err(Error::TooLarge));
+    /// assert_eq!(batch.len(), 5);
+    /// assert!(q.is_empty());
+    /// ```
+    #[inline]
+    pub fn enqueue_bulk<const K: usize>(&self, batch: &mut Batch<T, K>) -> Result<(), Error> {
+        // SAFETY: The multi-producer protocol needs no exclusivity.
+        unsafe { self.ring.enqueue_batch::<true, true, K>(batch) }.map(|_| ())
+    }
+
+    /// Moves as many of the first items of `batch` into the queue as fit now.
+    ///
+    /// Returns how many moved (0 if the queue is full or the batch empty); the rest stay in
+    /// the batch, in order, at its front. `Error::TooLarge` if the batch holds more than `N`
+    /// items (nothing moves).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use kernel::alf_queue::{Batch, MpmcQueue};
+    ///
+    /// let q = MpmcQueue::<u32, 4>::new();
+    /// assert_eq!(q.enqueue(0), Ok(()));
+    /// let mut batch = Batch::<u32, 4>::new();
+    /// for i in 1..5 {
+    ///     assert!(batch.push(i).is_ok());
+    /// }
+    /// assert_eq!(q.enqueue_burst(&mut batch), Ok(3));
+    /// assert_eq!(batch.as_slice(), &[4]);
+    /// assert_eq!(q.enqueue_burst(&mut batch), Ok(0)); // Full.
+    /// ```
+    #[inline]
+    pub fn enqueue_burst<const K: usize>(&self, batch: &mut Batch<T, K>) -> Result<usize, Error> {
+        // SAFETY: The multi-producer protocol needs no exclusivity.
+        unsafe { self.ring.enqueue_batch::<true, false, K>(batch) }
+    }
+
+    /// Appends exactly `n` of the oldest items to `batch`, or none.
+    ///
+    /// `Error::Empty` if fewer than `n` are present now (nothing moves); `Error::TooLarge` if
+    /// `n` exceeds `N` or `batch.remaining()`. `n == 0` is `Ok` and does nothing.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use kernel::alf_queue::{Batch, Error, MpmcQueue};
+    ///
+    /// let q = MpmcQueue::<u32, 4>::new();
+    /// let mut batch = Batch::<u32, 8>::new();
+    /// assert_eq!(q.dequeue_bulk(&mut batch, 0), Ok(()));
+    /// assert_eq!(q.dequeue_bulk(&mut batch, 1), Err(Error::Empty));
+    /// assert_eq!(q.dequeue_bulk(&mut batch, 5), Err(Error::TooLarge));
+    /// assert_eq!(q.enqueue(1), Ok(()));
+    /// assert_eq!(q.enqueue(2), Ok(()));
+    /// assert_eq!(q.dequeue_bulk(&mut batch, 3), Err(Error::Empty));
+    /// assert_eq!(q.dequeue_bulk(&mut batch, 2), Ok(()));
+    /// assert_eq!(batch.as_slice(), &[1, 2]);
+    /// ```
+    #[inline]
+    pub fn dequeue_bulk<const K: usize>(
+        &self,
+        batch: &mut Batch<T, K>,
+        n: usize,
+    ) -> Result<(), Error> {
+        // SAFETY: The multi-consumer protocol needs no exclusivity.
+        unsafe { self.ring.dequeue_batch::<true, true, K>(batch, n) }.map(|_| ())
+    }
+
+    /// Appends up to `n` of the oldest items to `batch`, as many as are present.
+    ///
+    /// Returns how many moved (0 if the queue is empty). `Error::TooLarge` if `n` exceeds `N`
+    /// or `batch.remaining()`.
+    #[inline]
+    pub fn dequeue_burst<const K: usize>(
+        &self,
+        batch: &mut Batch<T, K>,
+        n: usize,
+    ) -> Result<usize, Error> {
+        // SAFETY: The multi-consumer protocol needs no exclusivity.
+        unsafe { self.ring.dequeue_batch::<true, false, K>(batch, n) }
+    }
+}
+
+impl<T, const N: usize> Default for MpmcQueue<T, N> {
+    #[inline]
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl<T, const N: usize> fmt::Debug for MpmcQueue<T, N> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("MpmcQueue")
+            .field("capacity", &N)
+            .field("len", &self.len())
+            .finish()
+    }
+}

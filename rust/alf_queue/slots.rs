@@ -1,0 +1,227 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! The ring's item storage: `N` slots, each either empty or holding one `T`.
+//!
+//! The storage does not know which slots are full: the indices in [`Ring`] say that, and every
+//! method here is `unsafe`, with the caller vouching for the slots it touches. Slots are
+//! addressed by free-running `u32` index; since `N` is a power of two dividing 2^32, the slot of
+//! index `i` is `i & (N - 1)` whether or not `i` has wrapped past `u32::MAX`.
+//!
+//! There are two implementations. The normal one is one `UnsafeCell<[MaybeUninit<T>; N]>`, so
+//! that a bulk move is (at most) two `memcpy`s. The `cfg(loom)` one gives every slot its own
+//! `loom::cell::UnsafeCell`, so that the model checker tracks the accesses to each slot and
+//! reports any that the index protocol fails to order.
+//!
+//! [`Ring`]: super::ring::Ring
+
+use core::mem::MaybeUninit;
+#[cfg(not(loom))]
+use core::{cell::UnsafeCell, ptr};
+
+/// The storage of a ring of `N` slots.
+#[cfg(not(loom))]
+pub(crate) struct Slots<T, const N: usize> {
+    cells: UnsafeCell<[MaybeUninit<T>; N]>,
+}
+
+#[cfg(not(loom))]
+impl<T, const N: usize> Slots<T, N> {
+    const MASK: usize = N - 1;
+
+    /// Creates `N` empty slots.
+    #[inline(always)]
+    pub(crate) const fn new() -> Self {
+        Self {
+            // SAFETY: An array of `MaybeUninit<T>` needs no initialisation, so an uninitialised
+            // one is a valid value.
+            cells: UnsafeCell::new(unsafe {
+                MaybeUninit::<[MaybeUninit<T>; N]>::uninit().assume_init()
+            }),
+        }
+    }
+
+    /// Returns a pointer to slot 0; slot `i` is at `base().add(i)` for `i < N`.
+    #[inline(always)]
+    fn base(&self) -> *mut T {
+        // `MaybeUninit<T>` has the layout of `T`, and the array is inside an `UnsafeCell`, so
+        // the pointer may be written through while `&self` is shared.
+        self.cells.get().cast::<T>()
+    }
+
+    /// Moves `item` into the slot of index `idx`.
+    ///
+    /// # Safety
+    ///
+    /// The caller has reserved slot `idx` for writing: it is empty, and no other thread
+    /// accesses it until the caller publishes it.
+    #[inline(always)]
+    pub(crate) unsafe fn write_one(&self, idx: u32, item: T) {
+        // SAFETY: `idx & MASK < N`, so the slot is in bounds; the caller's reservation makes
+        // this the only access to it, and it holds no item that the write could leak.
+        unsafe { self.base().add(idx as usize & Self::MASK).write(item) }
+    }
+
+    /// Moves the item out of the slot of index `idx`, leaving the slot empty.
+    ///
+    /// # Safety
+    ///
+    /// The caller has reserved slot `idx` for reading: it holds an item whose write happens
+    /// before this call, and no other thread accesses the slot until the caller releases it.
+    #[inline(always)]
+    pub(crate) unsafe fn read_one(&self, idx: u32) -> T {
+        // SAFETY: In bounds as in `write_one`; the slot holds an initialised item that the
+        // caller's reservation gives to this thread alone, and the caller treats the slot as
+        // empty afterwards, so the item is not duplicated.
+        unsafe { self.base().add(idx as usize & Self::MASK).read() }
+    }
+
+    /// Moves `n` items from `src` into the `n` slots starting at index `idx`.
+    ///
+    /// # Safety
+    ///
+    /// - `n <= N`.
+    /// - The caller has reserved slots `idx .. idx + n` (indices modulo 2^32) for writing, as
+    ///   for [`Slots::write_one`].
+    /// - `src` is valid for reading `n` items and does not overlap the ring. Their ownership
+    ///   passes to the ring: the caller must neither use nor drop them afterwards.
+    #[inline(always)]
+    pub(crate) unsafe fn write(&self, idx: u32, src: *const T, n: usize) {
+        let start = idx as usize & Self::MASK;
+        let first = if n < N - start { n } else { N - start };
+        let base = self.base();
+        // SAFETY:
+        // - `start + first <= N`: the first run lies in slots `start .. start + first`.
+        // - `n - first <= start` (because `n <= N`): the wrapped run lies in slots
+        //   `0 .. n - first`, which do not overlap the first run.
+        // - Both runs are exactly the reserved slots, which are exclusive to us, and `src`
+        //   holds `n` readable items outside the ring.
+        unsafe {
+            ptr::copy_nonoverlapping(src, base.add(start), first);
+            ptr::copy_nonoverlapping(src.add(first), base, n - first);
+        }
+    }
+
+    /// Moves the `n` items in the slots starting at index `idx` to `dst`.
+    ///
+    /// # Safety
+    ///
+    /// - `n <= N`.
+    /// - The caller has reserved slots `idx .. idx + n` (indices modulo 2^32) for reading, as
+    ///   for [`Slots::read_one`].
+    /// - `dst` is valid for writing `n` items and does not overlap the ring. The items'
+    ///   ownership passes to the caller, who must treat the slots as empty afterwards.
+    #[inline(always)]
+    pub(crate) unsafe fn read(&self, idx: u32, dst: *mut T, n: usize) {
+        let start = idx as usize & Self::MASK;
+        let first = if n < N - start { n } else { N - start };
+        let base = self.base();
+        // SAFETY: The two runs are the reserved, initialised slots, in bounds and disjoint as
+        // in `write`; `dst` has room for `n` items outside the ring.
+        unsafe {
+            ptr::copy_nonoverlapping(base.add(start), dst, first);
+            ptr::copy_nonoverlapping(base, dst.add(first), n - first);
+        }
+    }
+
+    /// Drops the `n` items in the slots starting at index `idx`.
+    ///
+    /// # Safety
+    ///
+    /// `n <= N`, and those slots hold initialised items that nothing else will read or drop.
+    pub(crate) unsafe fn drop_range(&mut self, idx: u32, n: usize) {
+        if !core::mem::needs_drop::<T>() {
+            return;
+        }
+        let start = idx as usize & Self::MASK;
+        let first = if n < N - start { n } else { N - start };
+        let base = self.base();
+        // SAFETY: The runs are in bounds and disjoint as in `write`, and hold initialised
+        // items owned by nobody else, which we drop exactly once; the slots count as empty
+        // afterwards.
+        unsafe {
+            ptr::drop_in_place(ptr::slice_from_raw_parts_mut(base.add(start), first));
+            ptr::drop_in_place(ptr::slice_from_raw_parts_mut(base, n - first));
+        }
+    }
+}
+
+/// The storage of a ring of `N` slots, one loom cell per slot.
+#[cfg(loom)]
+pub(crate) struct Slots<T, const N: usize> {
+    cells: [loom::cell::UnsafeCell<MaybeUninit<T>>; N],
+}
+
+#[cfg(loom)]
+impl<T, const N: usize> Slots<T, N> {
+    const MASK: usize = N - 1;
+
+    /// Creates `N` empty slots.
+    pub(crate) fn new() -> Self {
+        Self {
+            cells: core::array::from_fn(|_| loom::cell::UnsafeCell::new(MaybeUninit::uninit())),
+        }
+    }
+
+    /// Moves `item` into the slot of index `idx`.
+    ///
+    /// # Safety
+    ///
+    /// As for the non-loom `Slots::write_one`.
+    pub(crate) unsafe fn write_one(&self, idx: u32, item: T) {
+        self.cells[idx as usize & Self::MASK].with_mut(|p| {
+            // SAFETY: The caller's reservation makes this the only access to the empty slot.
+            unsafe { (*p).write(item) };
+        });
+    }
+
+    /// Moves the item out of the slot of index `idx`.
+    ///
+    /// # Safety
+    ///
+    /// As for the non-loom `Slots::read_one`.
+    pub(crate) unsafe fn read_one(&self, idx: u32) -> T {
+        self.cells[idx as usize & Self::MASK].with(|p| {
+            // SAFETY: The caller's reservation gives it the initialised item in this slot.
+            unsafe { (*p).assume_init_read() }
+        })
+    }
+
+    /// Moves `n` items from `src` into the slots starting at index `idx`.
+    ///
+    /// # Safety
+    ///
+    /// As for the non-loom `Slots::write`.
+    pub(crate) unsafe fn write(&self, idx: u32, src: *const T, n: usize) {
+        for i in 0..n {
+            // SAFETY: `src` holds `n` readable items whose ownership passes to the ring, and
+            // slot `idx + i` is reserved to us.
+            unsafe { self.write_one(idx.wrapping_add(i as u32), src.add(i).read()) };
+        }
+    }
+
+    /// Moves the `n` items in the slots starting at index `idx` to `dst`.
+    ///
+    /// # Safety
+    ///
+    /// As for the non-loom `Slots::read`.
+    pub(crate) unsafe fn read(&self, idx: u32, dst: *mut T, n: usize) {
+        for i in 0..n {
+            // SAFETY: Slot `idx + i` is reserved to us and full, and `dst` has room for `n`.
+            unsafe { dst.add(i).write(self.read_one(idx.wrapping_add(i as u32))) };
+        }
+    }
+
+    /// Drops the `n` items in the slots starting at index `idx`.
+    ///
+    /// # Safety
+    ///
+    /// As for the non-loom `Slots::drop_range`.
+    pub(crate) unsafe fn drop_range(&mut self, idx: u32, n: usize) {
+        for i in 0..n {
+            self.cells[idx.wrapping_add(i as u32) as usize & Self::MASK].with_mut(|p| {
+                // SAFETY: The caller guarantees that this slot holds an item nobody else owns.
+                unsafe { (*p).assume_init_drop() };
+            });
+        }
+    }
+}

@@ -1,0 +1,442 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! [`SpscQueue`], the single-producer single-consumer queue, and its [`Producer`] and
+//! [`Consumer`] handles.
+
+use core::cell::Cell;
+use core::fmt;
+use core::marker::PhantomData;
+use core::mem::MaybeUninit;
+
+use super::batch::Batch;
+use super::ring::Ring;
+use super::Error;
+
+/// A bounded lock-free queue of `N` slots for one producer and one consumer at a time.
+///
+/// The same ring as [`MpmcQueue`](super::MpmcQueue), but each side reserves with a plain
+/// store instead of a compare-and-swap and never waits for anyone: one acquire load of the
+/// other side's tail, the copy, one release store of its own tail.
+///
+/// There are two ways to use it:
+///
+/// - [`SpscQueue::split`] hands out a [`Producer`] and a [`Consumer`], unique handles that can
+///   be sent to other threads; their methods are safe.
+/// - The `unsafe` `&self` methods ([`SpscQueue::enqueue`], [`SpscQueue::dequeue`] and their
+///   bulk forms) put the "single" on the caller: no two producer-side (or two consumer-side)
+///   calls may overlap. This is for a structure such as a per-CPU cache whose producer and
+///   consumer are "whoever runs on this CPU with preemption (or bottom halves) disabled".
+///
+/// `N` must be a power of two in `2 ..= 2^31`; all `N` slots are usable; items left in the
+/// queue are dropped with it.
+///
+/// # Examples
+///
+/// ```
+/// use kernel::alf_queue::{Batch, SpscQueue};
+///
+/// let mut q = SpscQueue::<u32, 4>::new();
+/// let (mut tx, mut rx) = q.split();
+/// assert_eq!(tx.enqueue(1), Ok(()));
+/// let mut batch = Batch::<u32, 4>::new();
+/// for i in 2..6 {
+///     assert!(batch.push(i).is_ok());
+/// }
+/// assert_eq!(tx.enqueue_burst(&mut batch), Ok(3)); // Room for 3 only.
+/// assert_eq!(batch.as_slice(), &[5]);
+/// assert_eq!(tx.enqueue(6), Err(6));
+/// assert_eq!(rx.dequeue(), Some(1));
+/// assert_eq!(rx.dequeue_burst(&mut batch, 3), Ok(3));
+/// assert_eq!(batch.as_slice(), &[5, 2, 3, 4]);
+/// assert_eq!(rx.dequeue(), None);
+/// ```
+///
+/// The per-CPU style, through `&self`:
+///
+/// ```
+/// use kernel::alf_queue::{Batch, Error, SpscQueue};
+///
+/// let q = SpscQueue::<u32, 8>::new();
+/// let mut batch = Batch::<u32, 8>::new();
+/// for i in 0..8 {
+///     assert!(batch.push(i).is_ok());
+/// }
+/// // SAFETY: This thread is the only one using `q`.
+/// unsafe {
+///     assert_eq!(q.enqueue_bulk(&mut batch), Ok(()));
+///     assert_eq!(q.enqueue(8), Err(8));
+///     assert_eq!(q.dequeue_bulk(&mut batch, 8), Ok(()));
+///     assert_eq!(q.dequeue_bulk(&mut batch, 0), Ok(()));
+///     assert_eq!(q.dequeue(), None);
+///     assert_eq!(q.dequeue_bulk(&mut batch, 9), Err(Error::TooLarge));
+/// }
+/// assert_eq!(batch.as_slice(), &[0, 1, 2, 3, 4, 5, 6, 7]);
+/// ```
+pub struct SpscQueue<T, const N: usize> {
+    ring: Ring<T, N>,
+}
+
+// SAFETY: The queue owns its items (it is `Send` exactly when they are); sending it sends them.
+unsafe impl<T: Send, const N: usize> Send for SpscQueue<T, N> {}
+
+// SAFETY: Through `&SpscQueue` items are only moved in and out, never shared, so `T: Send`
+// suffices. The safe `&self` methods only read indices. The methods that touch slots are
+// either `unsafe`, with callers promising at most one producer-side and one consumer-side call
+// at a time, or reached through the unique `Producer`/`Consumer` handles; under that
+// condition the single-producer/single-consumer protocol gives each slot to one thread at a
+// time, each handover ordered by an acquire/release pair.
+unsafe impl<T: Send, const N: usize> Sync for SpscQueue<T, N> {}
+
+impl<T, const N: usize> SpscQueue<T, N> {
+    /// Creates an empty queue.
+    ///
+    /// Fails to compile unless `N` is a power of two in `2 ..= 2^31`.
+    #[cfg(not(loom))]
+    #[inline]
+    pub const fn new() -> Self {
+        Self::with_start_index(0)
+    }
+
+    /// Creates an empty queue whose free-running indices start at `start`.
+    ///
+    /// For wrap-around tests and for reproducing an index state; see
+    /// [`MpmcQueue::with_start_index`](super::MpmcQueue::with_start_index).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use kernel::alf_queue::{Batch, SpscQueue};
+    ///
+    /// let mut q = SpscQueue::<u8, 2>::with_start_index(u32::MAX);
+    /// let (mut tx, mut rx) = q.split();
+    /// let mut batch = Batch::<u8, 2>::new();
+    /// for i in 0..10u8 {
+    ///     assert!(batch.push(i).is_ok());
+    ///     assert_eq!(tx.enqueue_bulk(&mut batch), Ok(()));
+    ///     assert_eq!(rx.dequeue_bulk(&mut batch, 1), Ok(()));
+    ///     assert_eq!(batch.pop(), Some(i));
+    /// }
+    /// ```
+    #[cfg(not(loom))]
+    #[inline]
+    pub const fn with_start_index(start: u32) -> Self {
+        Self {
+            ring: Ring::new(start),
+        }
+    }
+
+    /// Creates an empty queue (loom build: not `const`).
+    #[cfg(loom)]
+    pub fn new() -> Self {
+        Self::with_start_index(0)
+    }
+
+    /// Creates an empty queue whose indices start at `start` (loom build: not `const`).
+    #[cfg(loom)]
+    pub fn with_start_index(start: u32) -> Self {
+        Self {
+            ring: Ring::new(start),
+        }
+    }
+
+    /// Initialises an empty queue in `slot`, writing only its index words.
+    ///
+    /// As [`MpmcQueue::init_in_place`](super::MpmcQueue::init_in_place): when this returns,
+    /// `slot` holds an initialised queue and `assume_init` on it is sound.
+    #[inline]
+    pub fn init_in_place(slot: &mut MaybeUninit<Self>) -> &mut Self {
+        Self::init_in_place_with_start_index(slot, 0)
+    }
+
+    /// Initialises an empty queue in `slot` with its indices at `start`.
+    #[inline]
+    pub fn init_in_place_with_start_index(slot: &mut MaybeUninit<Self>, start: u32) -> &mut Self {
+        let ptr = slot.as_mut_ptr();
+        // SAFETY: `ptr` comes from a `&mut MaybeUninit<Self>`, so it is valid for writes and
+        // aligned, and so is the pointer to its only field.
+        unsafe { Ring::init_raw(core::ptr::addr_of_mut!((*ptr).ring), start) };
+        // SAFETY: `init_raw` initialised `ring`, the only field.
+        unsafe { slot.assume_init_mut() }
+    }
+
+    /// Returns `N`, the number of slots.
+    #[inline]
+    pub const fn capacity(&self) -> usize {
+        N
+    }
+
+    /// Returns the number of items in the queue (a snapshot under concurrency).
+    #[inline]
+    pub fn len(&self) -> usize {
+        self.ring.len()
+    }
+
+    /// Returns `true` if the queue held no item when looked at.
+    #[inline]
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Splits the queue into its producer and its consumer handle.
+    ///
+    /// The handles borrow the queue mutably, so while they exist they are its only users.
+    #[inline]
+    pub fn split(&mut self) -> (Producer<'_, T, N>, Consumer<'_, T, N>) {
+        let queue: &Self = self;
+        // INVARIANT: We hold the only reference to the queue for `'_` and hand out exactly
+        // one producer and one consumer.
+        (
+            Producer {
+                queue,
+                _not_sync: PhantomData,
+            },
+            Consumer {
+                queue,
+                _not_sync: PhantomData,
+            },
+        )
+    }
+
+    /// Moves `item` into the queue, or hands it back if the queue is full.
+    ///
+    /// # Safety
+    ///
+    /// No other producer-side call (`enqueue*`) on this queue runs concurrently with this one,
+    /// from another thread or from an interrupt of this one.
+    #[inline]
+    pub unsafe fn enqueue(&self, item: T) -> Result<(), T> {
+        // SAFETY: No concurrent producer, by our caller's guarantee.
+        unsafe { self.ring.enqueue_one::<false>(item) }
+    }
+
+    /// Moves all the items of `batch` into the queue, or none; see
+    /// [`MpmcQueue::enqueue_bulk`](super::MpmcQueue::enqueue_bulk).
+    ///
+    /// # Safety
+    ///
+    /// As for [`SpscQueue::enqueue`].
+    #[inline]
+    pub unsafe fn enqueue_bulk<const K: usize>(
+        &self,
+        batch: &mut Batch<T, K>,
+    ) -> Result<(), Error> {
+        // SAFETY: No concurrent producer, by our caller's guarantee.
+        unsafe { self.ring.enqueue_batch::<false, true, K>(batch) }.map(|_| ())
+    }
+
+    /// Moves as many of the first items of `batch` into the queue as fit; see
+    /// [`MpmcQueue::enqueue_burst`](super::MpmcQueue::enqueue_burst).
+    ///
+    /// # Safety
+    ///
+    /// As for [`SpscQueue::enqueue`].
+    #[inline]
+    pub unsafe fn enqueue_burst<const K: usize>(
+        &self,
+        batch: &mut Batch<T, K>,
+    ) -> Result<usize, Error> {
+        // SAFETY: No concurrent producer, by our caller's guarantee.
+        unsafe { self.ring.enqueue_batch::<false, false, K>(batch) }
+    }
+
+    /// Moves the oldest item out of the queue, if there is one.
+    ///
+    /// # Safety
+    ///
+    /// No other consumer-side call (`dequeue*`) on this queue runs concurrently with this one,
+    /// from another thread or from an interrupt of this one.
+    #[inline]
+    pub unsafe fn dequeue(&self) -> Option<T> {
+        // SAFETY: No concurrent consumer, by our caller's guarantee.
+        unsafe { self.ring.dequeue_one::<false>() }
+    }
+
+    /// Appends exactly `n` of the oldest items to `batch`, or none; see
+    /// [`MpmcQueue::dequeue_bulk`](super::MpmcQueue::dequeue_bulk).
+    ///
+    /// # Safety
+    ///
+    /// As for [`SpscQueue::dequeue`].
+    #[inline]
+    pub unsafe fn dequeue_bulk<const K: usize>(
+        &self,
+        batch: &mut Batch<T, K>,
+        n: usize,
+    ) -> Result<(), Error> {
+        // SAFETY: No concurrent consumer, by our caller's guarantee.
+        unsafe { self.ring.dequeue_batch::<false, true, K>(batch, n) }.map(|_| ())
+    }
+
+    /// Appends up to `n` of the oldest items to `batch`; see
+    /// [`MpmcQueue::dequeue_burst`](super::MpmcQueue::dequeue_burst).
+    ///
+    /// # Safety
+    ///
+    /// As for [`SpscQueue::dequeue`].
+    #[inline]
+    pub unsafe fn dequeue_burst<const K: usize>(
+        &self,
+        batch: &mut Batch<T, K>,
+        n: usize,
+    ) -> Result<usize, Error> {
+        // SAFETY: No concurrent consumer, by our caller's guarantee.
+        unsafe { self.ring.dequeue_batch::<false, false, K>(batch, n) }
+    }
+}
+
+impl<T, const N: usize> Default for SpscQueue<T, N> {
+    #[inline]
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl<T, const N: usize> fmt::Debug for SpscQueue<T, N> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("SpscQueue")
+            .field("capacity", &N)
+            .field("len", &self.len())
+            .finish()
+    }
+}
+
+/// The producer handle of a split [`SpscQueue`].
+///
+/// It can be sent to another thread (if `T` can) but not shared: it is `Send`, not `Sync`.
+///
+/// # Invariants
+///
+/// While it exists it is the only producer of `queue`: [`SpscQueue::split`] borrowed the queue
+/// mutably for `'a` and created one `Producer`.
+pub struct Producer<'a, T, const N: usize> {
+    queue: &'a SpscQueue<T, N>,
+    _not_sync: PhantomData<Cell<()>>,
+}
+
+impl<T, const N: usize> Producer<'_, T, N> {
+    /// Returns `N`, the number of slots.
+    #[inline]
+    pub const fn capacity(&self) -> usize {
+        N
+    }
+
+    /// Returns the number of items in the queue (a snapshot: the consumer may be running).
+    #[inline]
+    pub fn len(&self) -> usize {
+        self.queue.len()
+    }
+
+    /// Returns `true` if the queue held no item when looked at.
+    #[inline]
+    pub fn is_empty(&self) -> bool {
+        self.queue.is_empty()
+    }
+
+    /// Moves `item` into the queue, or hands it back if the queue is full.
+    #[inline]
+    pub fn enqueue(&mut self, item: T) -> Result<(), T> {
+        // SAFETY: By the type invariant we are the only producer, and `&mut self` keeps our own
+        // calls from overlapping.
+        unsafe { self.queue.enqueue(item) }
+    }
+
+    /// Moves all the items of `batch` into the queue, or none; see
+    /// [`MpmcQueue::enqueue_bulk`](super::MpmcQueue::enqueue_bulk).
+    #[inline]
+    pub fn enqueue_bulk<const K: usize>(&mut self, batch: &mut Batch<T, K>) -> Result<(), Error> {
+        // SAFETY: As in `enqueue`.
+        unsafe { self.queue.enqueue_bulk(batch) }
+    }
+
+    /// Moves as many of the first items of `batch` into the queue as fit; see
+    /// [`MpmcQueue::enqueue_burst`](super::MpmcQueue::enqueue_burst).
+    #[inline]
+    pub fn enqueue_burst<const K: usize>(
+        &mut self,
+        batch: &mut Batch<T, K>,
+    ) -> Result<usize, Error> {
+        // SAFETY: As in `enqueue`.
+        unsafe { self.queue.enqueue_burst(batch) }
+    }
+}
+
+impl<T, const N: usize> fmt::Debug for Producer<'_, T, N> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Producer")
+            .field("queue", self.queue)
+            .finish()
+    }
+}
+
+/// The consumer handle of a split [`SpscQueue`].
+///
+/// It can be sent to another thread (if `T` can) but not shared: it is `Send`, not `Sync`.
+///
+/// # Invariants
+///
+/// While it exists it is the only consumer of `queue`: [`SpscQueue::split`] borrowed the queue
+/// mutably for `'a` and created one `Consumer`.
+pub struct Consumer<'a, T, const N: usize> {
+    queue: &'a SpscQueue<T, N>,
+    _not_sync: PhantomData<Cell<()>>,
+}
+
+impl<T, const N: usize> Consumer<'_, T, N> {
+    /// Returns `N`, the number of slots.
+    #[inline]
+    pub const fn capacity(&self) -> usize {
+        N
+    }
+
+    /// Returns the number of items in the queue (a snapshot: the producer may be running).
+    #[inline]
+    pub fn len(&self) -> usize {
+        self.queue.len()
+    }
+
+    /// Returns `true` if the queue held no item when looked at.
+    #[inline]
+    pub fn is_empty(&self) -> bool {
+        self.queue.is_empty()
+    }
+
+    /// Moves the oldest item out of the queue, if there is one.
+    #[inline]
+    pub fn dequeue(&mut self) -> Option<T> {
+        // SAFETY: By the type invariant we are the only consumer, and `&mut self` keeps our own
+        // calls from overlapping.
+        unsafe { self.queue.dequeue() }
+    }
+
+    /// Appends exactly `n` of the oldest items to `batch`, or none; see
+    /// [`MpmcQueue::dequeue_bulk`](super::MpmcQueue::dequeue_bulk).
+    #[inline]
+    pub fn dequeue_bulk<const K: usize>(
+        &mut self,
+        batch: &mut Batch<T, K>,
+        n: usize,
+    ) -> Result<(), Error> {
+        // SAFETY: As in `dequeue`.
+        unsafe { self.queue.dequeue_bulk(batch, n) }
+    }
+
+    /// Appends up to `n` of the oldest items to `batch`; see
+    /// [`MpmcQueue::dequeue_burst`](super::MpmcQueue::dequeue_burst).
+    #[inline]
+    pub fn dequeue_burst<const K: usize>(
+        &mut self,
+        batch: &mut Batch<T, K>,
+        n: usize,
+    ) -> Result<usize, Error> {
+        // SAFETY: As in `dequeue`.
+        unsafe { self.queue.dequeue_burst(batch, n) }
+    }
+}
+
+impl<T, const N: usize> fmt::Debug for Consumer<'_, T, N> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Consumer")
+            .field("queue", self.queue)
+            .finish()
+    }
+}

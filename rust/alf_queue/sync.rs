@@ -1,0 +1,54 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! The synchronisation primitives the queue is built from, from `core` or from `loom`.
+//!
+//! Normally these are the `core` atomics and spin hint, at no cost. Under `cfg(loom)` they are
+//! the model checker's instrumented versions, so that `tests/loom.rs` explores every
+//! interleaving and every weak-memory outcome the orderings allow. The slot storage has its own
+//! two implementations in `slots.rs`, because loom must see each slot as a separate cell.
+
+#[cfg(not(loom))]
+pub(crate) use core::sync::atomic::{AtomicU32, Ordering};
+#[cfg(loom)]
+pub(crate) use loom::sync::atomic::{AtomicU32, Ordering};
+
+/// Tells the CPU that this thread is busy-waiting for another one.
+///
+/// This is `cpu_relax()` (`PAUSE` on x86) normally; under loom it yields to the scheduler, so a
+/// spin loop does not exhaust the model's branch budget.
+#[inline(always)]
+fn spin_loop() {
+    #[cfg(not(loom))]
+    core::hint::spin_loop();
+    #[cfg(loom)]
+    loom::hint::spin_loop();
+}
+
+/// Spins until `tail` holds `expected`, reading it with `order`.
+///
+/// This is the commit step's wait for earlier reservations: a load in a loop.
+///
+/// Under loom the read is a compare-and-swap of `expected` for itself instead. Loom's
+/// partial-order reduction remembers only the last access to each atomic, so with a plain
+/// load here the committing thread's own wait load would be the access its tail store is
+/// checked against, hiding every earlier load of that tail by the other side: loom would
+/// never try running a consumer's read of `prod.tail` before a producer's commit. A successful
+/// compare-and-swap is a read-modify-write, which loom checks against any earlier access. For
+/// the protocol it is equivalent: it reads the tail with `order`, and only ever writes back the
+/// value that is already there (extending, harmlessly, the release sequence of the store it
+/// read from). `tests/loom.rs` counts how often each test reaches the interleaving it is about,
+/// which is how the blind spot showed up.
+#[inline(always)]
+pub(crate) fn wait_for(tail: &AtomicU32, expected: u32, order: Ordering) {
+    #[cfg(not(loom))]
+    while tail.load(order) != expected {
+        spin_loop();
+    }
+    #[cfg(loom)]
+    while tail
+        .compare_exchange(expected, expected, order, order)
+        .is_err()
+    {
+        spin_loop();
+    }
+}

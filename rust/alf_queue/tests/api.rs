@@ -1,0 +1,739 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! Single-threaded tests of every API path, against a `VecDeque` model where it helps, with
+//! drop accounting and index wrap-around.
+#![cfg(not(loom))]
+
+use std::cell::RefCell;
+use std::collections::VecDeque;
+use std::mem::MaybeUninit;
+use std::rc::Rc;
+
+use alf_queue::{Batch, Consumer, Error, MpmcQueue, Producer, SpscQueue};
+
+/// Drop accounting: every `Tracked` is created with a fresh id; dropping one records the id,
+/// and dropping an id twice, or never, is an error found by `Ledger::check`.
+#[derive(Default)]
+struct Ledger {
+    created: u64,
+    dropped: Vec<u64>,
+}
+
+#[derive(Clone, Default)]
+struct Books(Rc<RefCell<Ledger>>);
+
+impl Books {
+    fn make(&self) -> Tracked {
+        let mut l = self.0.borrow_mut();
+        let id = l.created;
+        l.created += 1;
+        Tracked {
+            id,
+            books: self.clone(),
+        }
+    }
+
+    fn live(&self) -> u64 {
+        let l = self.0.borrow();
+        l.created - l.dropped.len() as u64
+    }
+
+    /// Asserts every item created so far was dropped exactly once.
+    fn check_all_dropped(&self) {
+        let l = self.0.borrow();
+        let mut d = l.dropped.clone();
+        d.sort_unstable();
+        assert_eq!(d, (0..l.created).collect::<Vec<_>>(), "leak or double drop");
+    }
+}
+
+#[derive(Debug)]
+struct Tracked {
+    id: u64,
+    books: Books,
+}
+
+impl std::fmt::Debug for Books {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Books")
+    }
+}
+
+impl Drop for Tracked {
+    fn drop(&mut self) {
+        let mut l = self.books.0.borrow_mut();
+        assert!(!l.dropped.contains(&self.id), "double drop of {}", self.id);
+        l.dropped.push(self.id);
+    }
+}
+
+fn fill<const K: usize>(b: &mut Batch<u32, K>, values: impl IntoIterator<Item = u32>) {
+    for v in values {
+        b.push(v).unwrap();
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Batch
+
+#[test]
+fn batch_basics() {
+    let mut b = Batch::<u32, 4>::default();
+    assert_eq!((b.len(), b.capacity(), b.remaining()), (0, 4, 4));
+    assert!(b.is_empty() && !b.is_full());
+    assert_eq!(b.pop(), None);
+    fill(&mut b, 1..=4);
+    assert!(b.is_full());
+    assert_eq!(b.push(5), Err(5));
+    assert_eq!(b.as_slice(), &[1, 2, 3, 4]);
+    b.as_mut_slice()[0] = 10;
+    assert_eq!(b.iter().copied().collect::<Vec<_>>(), [10, 2, 3, 4]);
+    assert_eq!((&b).into_iter().count(), 4);
+    assert_eq!(format!("{b:?}"), "[10, 2, 3, 4]");
+    assert_eq!(b.pop(), Some(4));
+    let d = b.drain();
+    assert_eq!(d.len(), 3);
+    assert_eq!(d.collect::<Vec<_>>(), [10, 2, 3]);
+    assert!(b.is_empty());
+    fill(&mut b, [7]);
+    b.clear();
+    assert!(b.is_empty());
+}
+
+#[test]
+fn batch_zero_capacity() {
+    let mut b = Batch::<u32, 0>::new();
+    assert!(b.is_empty() && b.is_full());
+    assert_eq!(b.push(1), Err(1));
+    let q = MpmcQueue::<u32, 2>::new();
+    assert_eq!(q.enqueue_bulk(&mut b), Ok(()));
+    assert_eq!(q.dequeue_bulk(&mut b, 0), Ok(()));
+    assert_eq!(q.dequeue_bulk(&mut b, 1), Err(Error::TooLarge));
+}
+
+#[test]
+fn batch_drops() {
+    let books = Books::default();
+    {
+        let mut b = Batch::<Tracked, 8>::new();
+        for _ in 0..8 {
+            b.push(books.make()).unwrap();
+        }
+        let extra = books.make();
+        let back = b.push(extra).unwrap_err();
+        drop(back);
+        drop(b.pop());
+        assert_eq!(books.live(), 7);
+        // A partly consumed drain drops the rest.
+        let mut d = b.drain();
+        let first = d.next().unwrap();
+        assert_eq!(first.id, 0);
+        drop(d);
+        assert_eq!(books.live(), 1);
+        drop(first);
+        for _ in 0..3 {
+            b.push(books.make()).unwrap();
+        }
+        b.clear();
+        assert_eq!(books.live(), 0);
+        for _ in 0..2 {
+            b.push(books.make()).unwrap();
+        }
+        // The batch drops the rest.
+    }
+    books.check_all_dropped();
+}
+
+#[test]
+fn batch_raw_fill_and_take() {
+    // "C" fills the array through the raw pointer, then takes part of it back.
+    let mut b = Batch::<Box<u32>, 8>::new();
+    b.push(Box::new(0)).unwrap();
+    let p = b.as_mut_ptr();
+    for i in 1..5 {
+        // SAFETY: Entries 1..5 are inside the storage and unused.
+        unsafe { p.add(i).write(Box::new(i as u32)) };
+    }
+    // SAFETY: Entries 0..5 now hold initialised items.
+    unsafe { b.set_len(5) };
+    assert_eq!(b.iter().map(|x| **x).collect::<Vec<_>>(), [0, 1, 2, 3, 4]);
+    // A "C bulk free" takes the last two, then we shrink the length.
+    // SAFETY: Entries 3 and 4 are initialised and we take them out exactly once.
+    let taken: Vec<Box<u32>> = (3..5)
+        .map(|i| unsafe { b.as_ptr().add(i).read() })
+        .collect();
+    // SAFETY: Entries 3..5 were moved out above.
+    unsafe { b.set_len(3) };
+    assert_eq!(taken.iter().map(|x| **x).collect::<Vec<_>>(), [3, 4]);
+    // spare_capacity_mut is the same storage.
+    let spare = b.spare_capacity_mut();
+    assert_eq!(spare.len(), 5);
+    spare[0].write(Box::new(9));
+    // SAFETY: Entry 3 was just initialised.
+    unsafe { b.set_len(4) };
+    assert_eq!(*b.as_slice()[3], 9);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Single-item operations, full and empty
+
+#[test]
+fn mpmc_single_full_empty() {
+    let q = MpmcQueue::<u32, 8>::new();
+    assert_eq!((q.capacity(), q.len()), (8, 0));
+    assert_eq!(q.dequeue(), None);
+    for i in 0..8 {
+        assert_eq!(q.enqueue(i), Ok(()));
+        assert_eq!(q.len(), i as usize + 1);
+    }
+    assert_eq!(q.enqueue(8), Err(8));
+    for i in 0..8 {
+        assert_eq!(q.dequeue(), Some(i));
+    }
+    assert_eq!(q.dequeue(), None);
+    assert!(q.is_empty());
+    assert!(format!("{q:?}").contains("capacity: 8"));
+}
+
+#[test]
+fn spsc_handles_full_empty() {
+    let mut q = SpscQueue::<u32, 4>::default();
+    {
+        let (mut tx, mut rx): (Producer<'_, u32, 4>, Consumer<'_, u32, 4>) = q.split();
+        assert_eq!((tx.capacity(), rx.capacity()), (4, 4));
+        assert!(tx.is_empty() && rx.is_empty());
+        assert_eq!(rx.dequeue(), None);
+        for i in 0..4 {
+            tx.enqueue(i).unwrap();
+        }
+        assert_eq!(tx.enqueue(4), Err(4));
+        assert_eq!((tx.len(), rx.len()), (4, 4));
+        assert_eq!(rx.dequeue(), Some(0));
+        assert!(format!("{tx:?} {rx:?}").contains("SpscQueue"));
+    }
+    assert_eq!(q.len(), 3);
+    // SAFETY: Single-threaded: no concurrent consumer.
+    assert_eq!(unsafe { q.dequeue() }, Some(1));
+}
+
+// ---------------------------------------------------------------------------------------------
+// Bulk and burst semantics
+
+#[test]
+fn bulk_all_or_nothing() {
+    let q = MpmcQueue::<u32, 8>::new();
+    let mut b = Batch::<u32, 8>::new();
+    fill(&mut b, 0..5);
+    q.enqueue_bulk(&mut b).unwrap();
+    assert!(b.is_empty());
+    fill(&mut b, 5..9);
+    // Room for 3, not 4: refused whole, batch untouched and in order.
+    assert_eq!(q.enqueue_bulk(&mut b), Err(Error::Full));
+    assert_eq!(b.as_slice(), &[5, 6, 7, 8]);
+    assert_eq!(q.len(), 5);
+    b.clear();
+    // Exactly n out or nothing.
+    assert_eq!(q.dequeue_bulk(&mut b, 6), Err(Error::Empty));
+    assert!(b.is_empty());
+    q.dequeue_bulk(&mut b, 5).unwrap();
+    assert_eq!(b.as_slice(), &[0, 1, 2, 3, 4]);
+    // Appends after what the batch holds.
+    q.enqueue(9).unwrap();
+    q.dequeue_bulk(&mut b, 1).unwrap();
+    assert_eq!(b.as_slice(), &[0, 1, 2, 3, 4, 9]);
+}
+
+#[test]
+fn burst_partial_keeps_order() {
+    let q = MpmcQueue::<u32, 8>::new();
+    let mut b = Batch::<u32, 8>::new();
+    fill(&mut b, 0..6);
+    q.enqueue_burst(&mut b).unwrap();
+    fill(&mut b, 6..12);
+    // Room for 2: the first two move, the other four stay in order at the front.
+    assert_eq!(q.enqueue_burst(&mut b), Ok(2));
+    assert_eq!(b.as_slice(), &[8, 9, 10, 11]);
+    assert_eq!(q.enqueue_burst(&mut b), Ok(0));
+    assert_eq!(b.len(), 4);
+    let mut out = Batch::<u32, 16>::new();
+    assert_eq!(q.dequeue_burst(&mut out, 3), Ok(3));
+    assert_eq!(q.dequeue_burst(&mut out, 8), Ok(5));
+    assert_eq!(q.dequeue_burst(&mut out, 8), Ok(0));
+    assert_eq!(out.as_slice(), &[0, 1, 2, 3, 4, 5, 6, 7]);
+}
+
+#[test]
+fn too_large_and_zero_length() {
+    let q = MpmcQueue::<u32, 4>::new();
+    let mut big = Batch::<u32, 8>::new();
+    // Zero-length: Ok no-ops, even on a full or an empty queue.
+    assert_eq!(q.enqueue_bulk(&mut big), Ok(()));
+    assert_eq!(q.enqueue_burst(&mut big), Ok(0));
+    assert_eq!(q.dequeue_bulk(&mut big, 0), Ok(()));
+    assert_eq!(q.dequeue_burst(&mut big, 0), Ok(0));
+    for i in 0..4 {
+        q.enqueue(i).unwrap();
+    }
+    assert_eq!(q.enqueue_bulk(&mut big), Ok(()));
+    // More than the capacity: an error, nothing moves.
+    fill(&mut big, 0..5);
+    assert_eq!(q.enqueue_bulk(&mut big), Err(Error::TooLarge));
+    assert_eq!(q.enqueue_burst(&mut big), Err(Error::TooLarge));
+    assert_eq!(big.len(), 5);
+    big.clear();
+    assert_eq!(q.dequeue_bulk(&mut big, 5), Err(Error::TooLarge));
+    assert_eq!(q.dequeue_burst(&mut big, 5), Err(Error::TooLarge));
+    // More than the batch's free space.
+    let mut small = Batch::<u32, 4>::new();
+    fill(&mut small, [9, 9]);
+    assert_eq!(q.dequeue_bulk(&mut small, 3), Err(Error::TooLarge));
+    assert_eq!(q.dequeue_burst(&mut small, 3), Err(Error::TooLarge));
+    assert_eq!(q.len(), 4);
+    assert_eq!(q.dequeue_bulk(&mut small, 2), Ok(()));
+    assert_eq!(small.as_slice(), &[9, 9, 0, 1]);
+    // The errors print.
+    assert!(Error::TooLarge.to_string().contains("larger"));
+    assert!(Error::Full.to_string().contains("free"));
+    assert!(Error::Empty.to_string().contains("items"));
+}
+
+#[test]
+fn spsc_all_paths() {
+    let mut q = SpscQueue::<u32, 4>::new();
+    let mut b = Batch::<u32, 8>::new();
+    {
+        let (mut tx, mut rx) = q.split();
+        fill(&mut b, 0..3);
+        tx.enqueue_bulk(&mut b).unwrap();
+        fill(&mut b, 3..5);
+        assert_eq!(tx.enqueue_bulk(&mut b), Err(Error::Full));
+        assert_eq!(tx.enqueue_burst(&mut b), Ok(1));
+        assert_eq!(b.as_slice(), &[4]);
+        b.clear();
+        fill(&mut b, 0..5);
+        assert_eq!(tx.enqueue_bulk(&mut b), Err(Error::TooLarge));
+        b.clear();
+        assert_eq!(rx.dequeue_bulk(&mut b, 5), Err(Error::TooLarge));
+        rx.dequeue_bulk(&mut b, 2).unwrap();
+        assert_eq!(rx.dequeue_bulk(&mut b, 3), Err(Error::Empty));
+        assert_eq!(rx.dequeue_burst(&mut b, 4), Ok(2));
+        assert_eq!(rx.dequeue_burst(&mut b, 4), Ok(0));
+        assert_eq!(b.as_slice(), &[0, 1, 2, 3]);
+    }
+    b.clear();
+    fill(&mut b, 10..12);
+    // SAFETY: Single-threaded: at most one producer-side and one consumer-side call at a time.
+    unsafe {
+        assert_eq!(q.enqueue_burst(&mut b), Ok(2));
+        q.enqueue(12).unwrap();
+        assert_eq!(q.dequeue_burst(&mut b, 8), Err(Error::TooLarge));
+        assert_eq!(q.dequeue_burst(&mut b, 4), Ok(3));
+        assert_eq!(q.dequeue_bulk(&mut b, 1), Err(Error::Empty));
+    }
+    assert_eq!(b.as_slice(), &[10, 11, 12]);
+    assert!(format!("{q:?}").contains("len: 0"));
+}
+
+// ---------------------------------------------------------------------------------------------
+// Drop accounting
+
+#[test]
+fn queue_drops_leftovers_once() {
+    let books = Books::default();
+    for start in [0, u32::MAX - 2, u32::MAX - 6, 5] {
+        {
+            // The leftovers straddle the end of the slot array and, for some starts, the u32
+            // wrap of the indices.
+            let q = MpmcQueue::<Tracked, 8>::with_start_index(start);
+            let mut b = Batch::<Tracked, 8>::new();
+            for _ in 0..6 {
+                b.push(books.make()).unwrap();
+            }
+            q.enqueue_bulk(&mut b).unwrap();
+            q.dequeue_bulk(&mut b, 4).unwrap();
+            b.clear();
+            for _ in 0..6 {
+                q.enqueue(books.make()).unwrap();
+            }
+            let back = q.enqueue(books.make()).unwrap_err();
+            drop(back);
+            drop(q.dequeue());
+            assert_eq!(books.live(), 7);
+        }
+        assert_eq!(books.live(), 0);
+        {
+            let mut q = SpscQueue::<Tracked, 4>::with_start_index(start);
+            let (mut tx, mut rx) = q.split();
+            for _ in 0..3 {
+                tx.enqueue(books.make()).unwrap();
+            }
+            drop(rx.dequeue());
+        }
+        assert_eq!(books.live(), 0);
+    }
+    books.check_all_dropped();
+}
+
+#[test]
+fn error_paths_keep_ownership() {
+    let books = Books::default();
+    {
+        let q = MpmcQueue::<Tracked, 4>::new();
+        let mut b = Batch::<Tracked, 8>::new();
+        for _ in 0..5 {
+            b.push(books.make()).unwrap();
+        }
+        assert_eq!(q.enqueue_bulk(&mut b).unwrap_err(), Error::TooLarge);
+        assert_eq!(b.len(), 5);
+        drop(b.pop());
+        q.enqueue(books.make()).unwrap();
+        assert_eq!(q.enqueue_bulk(&mut b).unwrap_err(), Error::Full);
+        assert_eq!(q.enqueue_burst(&mut b), Ok(3));
+        assert_eq!(b.len(), 1);
+        assert_eq!(b.as_slice()[0].id, 3);
+        assert_eq!(books.live(), 5);
+    }
+    books.check_all_dropped();
+}
+
+// ---------------------------------------------------------------------------------------------
+// In-place initialisation
+
+#[test]
+fn init_in_place_large() {
+    // 2^16 slots of 8 bytes: 512 KiB, built on the heap without touching the slots.
+    let mut slot: Box<MaybeUninit<MpmcQueue<u64, 65536>>> = Box::new_uninit();
+    let q = MpmcQueue::init_in_place(&mut slot);
+    let mut b = Batch::<u64, 64>::new();
+    for round in 0..1000u64 {
+        for i in 0..64 {
+            b.push(round * 64 + i).unwrap();
+        }
+        q.enqueue_bulk(&mut b).unwrap();
+    }
+    assert_eq!(q.len(), 1000 * 64);
+    q.dequeue_bulk(&mut b, 64).unwrap();
+    assert_eq!(b.as_slice()[63], 63);
+    // SAFETY: `init_in_place` initialised it.
+    let q = unsafe { slot.assume_init() };
+    assert_eq!(q.len(), 999 * 64);
+
+    let mut slot: Box<MaybeUninit<SpscQueue<u64, 1024>>> = Box::new_uninit();
+    let q = SpscQueue::init_in_place_with_start_index(&mut slot, u32::MAX);
+    let (mut tx, mut rx) = q.split();
+    tx.enqueue(1).unwrap();
+    tx.enqueue(2).unwrap();
+    assert_eq!(rx.dequeue(), Some(1));
+    let mut slot = MaybeUninit::<SpscQueue<u8, 2>>::uninit();
+    assert!(SpscQueue::init_in_place(&mut slot).is_empty());
+    let mut slot = MaybeUninit::<MpmcQueue<u8, 2>>::uninit();
+    assert!(MpmcQueue::init_in_place_with_start_index(&mut slot, 7).is_empty());
+}
+
+#[test]
+fn const_construction() {
+    static Q: MpmcQueue<u32, 16> = MpmcQueue::new();
+    Q.enqueue(5).unwrap();
+    assert_eq!(Q.dequeue(), Some(5));
+    static S: SpscQueue<u32, 2> = SpscQueue::with_start_index(3);
+    assert_eq!(S.capacity(), 2);
+    const B: Batch<u8, 3> = Batch::new();
+    assert!(B.is_empty());
+}
+
+#[test]
+fn zero_sized_and_large_items() {
+    let q = MpmcQueue::<(), 4>::new();
+    let mut b = Batch::<(), 8>::new();
+    for _ in 0..4 {
+        b.push(()).unwrap();
+    }
+    q.enqueue_bulk(&mut b).unwrap();
+    assert_eq!(q.enqueue(()), Err(()));
+    assert_eq!(q.dequeue_burst(&mut b, 4), Ok(4));
+    assert_eq!(q.len(), 0);
+
+    let q = MpmcQueue::<[u64; 9], 4>::with_start_index(u32::MAX - 1);
+    let mut b = Batch::<[u64; 9], 4>::new();
+    for round in 0..5u64 {
+        for i in 0..3 {
+            b.push([round * 10 + i; 9]).unwrap();
+        }
+        q.enqueue_bulk(&mut b).unwrap();
+        q.dequeue_bulk(&mut b, 3).unwrap();
+        assert_eq!(
+            b.drain().map(|a| a[8]).collect::<Vec<_>>(),
+            [round * 10, round * 10 + 1, round * 10 + 2]
+        );
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Model-based random test, across the u32 wrap
+
+/// Drives a queue and a `VecDeque` model with random single, bulk and burst operations and
+/// compares every result.
+fn model_run<Q: TestQueue>(q: &Q, seed: u64, ops: usize) {
+    let mut rng = fastrand::Rng::with_seed(seed);
+    let n = q.cap();
+    let mut model = VecDeque::new();
+    let mut next = 0u32;
+    let mut b = Batch::<u32, 40>::new();
+    for _ in 0..ops {
+        match rng.u8(0..6) {
+            0 => {
+                let r = q.enq(next);
+                if model.len() < n {
+                    assert_eq!(r, Ok(()));
+                    model.push_back(next);
+                    next += 1;
+                } else {
+                    assert_eq!(r, Err(next));
+                }
+            }
+            1 => assert_eq!(q.deq(), model.pop_front()),
+            2 | 3 => {
+                b.clear();
+                let k = rng.usize(0..=b.capacity());
+                let first = next;
+                for _ in 0..k {
+                    b.push(next).unwrap();
+                    next += 1;
+                }
+                let burst = rng.bool();
+                let r = q.enq_batch(&mut b, burst);
+                let free = n - model.len();
+                let moved = match (k > n, burst, k <= free) {
+                    (true, _, _) => {
+                        assert_eq!(r, Err(Error::TooLarge));
+                        0
+                    }
+                    (false, false, true) => {
+                        assert_eq!(r, Ok(k));
+                        k
+                    }
+                    (false, false, false) => {
+                        assert_eq!(r, Err(Error::Full));
+                        0
+                    }
+                    (false, true, _) => {
+                        assert_eq!(r, Ok(k.min(free)));
+                        k.min(free)
+                    }
+                };
+                model.extend(first..first + moved as u32);
+                let rest: Vec<u32> = (first + moved as u32..first + k as u32).collect();
+                assert_eq!(b.as_slice(), &rest[..]);
+                // The rest is handed back: forget about it.
+                next = first + moved as u32;
+            }
+            _ => {
+                b.clear();
+                let pre = rng.usize(0..=4);
+                for _ in 0..pre {
+                    b.push(u32::MAX).unwrap();
+                }
+                let k = rng.usize(0..=b.capacity());
+                let burst = rng.bool();
+                let r = q.deq_batch(&mut b, k, burst);
+                let got = b.len() - pre;
+                if k > n || k > b.capacity() - pre {
+                    assert_eq!(r, Err(Error::TooLarge));
+                } else if !burst && k > model.len() {
+                    assert_eq!(r, Err(Error::Empty));
+                } else {
+                    assert_eq!(r, Ok(k.min(model.len())));
+                }
+                let expected: Vec<u32> = model.drain(..got).collect();
+                assert_eq!(&b.as_slice()[pre..], &expected[..]);
+            }
+        }
+        assert_eq!(q.length(), model.len());
+    }
+}
+
+trait TestQueue {
+    fn cap(&self) -> usize;
+    fn length(&self) -> usize;
+    fn enq(&self, v: u32) -> Result<(), u32>;
+    fn deq(&self) -> Option<u32>;
+    fn enq_batch(&self, b: &mut Batch<u32, 40>, burst: bool) -> Result<usize, Error>;
+    fn deq_batch(&self, b: &mut Batch<u32, 40>, n: usize, burst: bool) -> Result<usize, Error>;
+}
+
+impl<const N: usize> TestQueue for MpmcQueue<u32, N> {
+    fn cap(&self) -> usize {
+        self.capacity()
+    }
+    fn length(&self) -> usize {
+        self.len()
+    }
+    fn enq(&self, v: u32) -> Result<(), u32> {
+        self.enqueue(v)
+    }
+    fn deq(&self) -> Option<u32> {
+        self.dequeue()
+    }
+    fn enq_batch(&self, b: &mut Batch<u32, 40>, burst: bool) -> Result<usize, Error> {
+        let k = b.len();
+        if burst {
+            self.enqueue_burst(b)
+        } else {
+            self.enqueue_bulk(b).map(|()| k)
+        }
+    }
+    fn deq_batch(&self, b: &mut Batch<u32, 40>, n: usize, burst: bool) -> Result<usize, Error> {
+        if burst {
+            self.dequeue_burst(b, n)
+        } else {
+            self.dequeue_bulk(b, n).map(|()| n)
+        }
+    }
+}
+
+impl<const N: usize> TestQueue for SpscQueue<u32, N> {
+    fn cap(&self) -> usize {
+        self.capacity()
+    }
+    fn length(&self) -> usize {
+        self.len()
+    }
+    // SAFETY (all methods): the model test is single-threaded.
+    fn enq(&self, v: u32) -> Result<(), u32> {
+        // SAFETY: Single-threaded.
+        unsafe { self.enqueue(v) }
+    }
+    fn deq(&self) -> Option<u32> {
+        // SAFETY: Single-threaded.
+        unsafe { self.dequeue() }
+    }
+    fn enq_batch(&self, b: &mut Batch<u32, 40>, burst: bool) -> Result<usize, Error> {
+        let k = b.len();
+        // SAFETY: Single-threaded.
+        unsafe {
+            if burst {
+                self.enqueue_burst(b)
+            } else {
+                self.enqueue_bulk(b).map(|()| k)
+            }
+        }
+    }
+    fn deq_batch(&self, b: &mut Batch<u32, 40>, n: usize, burst: bool) -> Result<usize, Error> {
+        // SAFETY: Single-threaded.
+        unsafe {
+            if burst {
+                self.dequeue_burst(b, n)
+            } else {
+                self.dequeue_bulk(b, n).map(|()| n)
+            }
+        }
+    }
+}
+
+/// Operations per model run: small enough for an unoptimised `cargo test`.
+const MODEL_OPS: usize = 20_000;
+
+#[test]
+fn model_mpmc_wraps() {
+    for (i, start) in [0, u32::MAX, u32::MAX - 17, u32::MAX - 1000, 1 << 31]
+        .into_iter()
+        .enumerate()
+    {
+        model_run(
+            &MpmcQueue::<u32, 32>::with_start_index(start),
+            i as u64,
+            MODEL_OPS,
+        );
+        model_run(
+            &MpmcQueue::<u32, 2>::with_start_index(start),
+            100 + i as u64,
+            MODEL_OPS / 4,
+        );
+    }
+}
+
+#[test]
+fn model_spsc_wraps() {
+    for (i, start) in [0, u32::MAX, u32::MAX - 17, u32::MAX - 1000, 1 << 31]
+        .into_iter()
+        .enumerate()
+    {
+        model_run(
+            &SpscQueue::<u32, 32>::with_start_index(start),
+            200 + i as u64,
+            MODEL_OPS,
+        );
+        model_run(
+            &SpscQueue::<u32, 4>::with_start_index(start),
+            300 + i as u64,
+            MODEL_OPS / 4,
+        );
+    }
+}
+
+/// Starts the indices just below `u32::MAX` and runs many full cycles with mixed bulk sizes,
+/// so the wrap is crossed at every offset within the ring.
+#[test]
+fn wrap_full_cycles_mixed_bulk() {
+    const N: usize = 16;
+    for offset in 0..2 * N as u32 {
+        let q = MpmcQueue::<u32, N>::with_start_index(u32::MAX - offset);
+        let mut tx = Batch::<u32, N>::new();
+        let mut rx = Batch::<u32, N>::new();
+        let (mut next_in, mut next_out) = (0u32, 0u32);
+        let sizes = [1usize, 3, 16, 5, 7, 2, 16, 4];
+        for cycle in 0..8 {
+            // Fill completely.
+            let mut i = cycle;
+            while q.len() < N {
+                let k = sizes[i % sizes.len()].min(N - q.len());
+                i += 1;
+                for _ in 0..k {
+                    tx.push(next_in).unwrap();
+                    next_in += 1;
+                }
+                q.enqueue_bulk(&mut tx).unwrap();
+            }
+            assert_eq!(q.enqueue(0), Err(0));
+            // Empty completely.
+            while !q.is_empty() {
+                let k = sizes[i % sizes.len()].min(q.len());
+                i += 1;
+                q.dequeue_bulk(&mut rx, k).unwrap();
+                for v in rx.drain() {
+                    assert_eq!(v, next_out);
+                    next_out += 1;
+                }
+            }
+            assert_eq!(q.dequeue(), None);
+        }
+        assert_eq!(next_out, 8 * N as u32);
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Marker traits
+
+#[test]
+fn send_sync() {
+    fn send<T: Send>() {}
+    fn sync<T: Sync>() {}
+    send::<MpmcQueue<Box<u8>, 4>>();
+    sync::<MpmcQueue<Box<u8>, 4>>();
+    send::<SpscQueue<Box<u8>, 4>>();
+    sync::<SpscQueue<Box<u8>, 4>>();
+    send::<Producer<'static, Box<u8>, 4>>();
+    send::<Consumer<'static, Box<u8>, 4>>();
+    send::<Batch<Box<u8>, 4>>();
+    sync::<Batch<Box<u8>, 4>>();
+
+    // Producer and Consumer are not Sync: this resolves only if the blanket impl for
+    // `Sync` types does not apply (the trick of `static_assertions::assert_not_impl_any`).
+    trait AmbiguousIfSync<A> {
+        fn check() {}
+    }
+    impl<T: ?Sized> AmbiguousIfSync<()> for T {}
+    impl<T: ?Sized + Sync> AmbiguousIfSync<u8> for T {}
+    <Producer<'static, Box<u8>, 4> as AmbiguousIfSync<_>>::check();
+    <Consumer<'static, Box<u8>, 4> as AmbiguousIfSync<_>>::check();
+}

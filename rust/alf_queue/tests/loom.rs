@@ -1,0 +1,440 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! Loom models of the queue: every interleaving (up to a preemption bound) and every weak-memory
+//! outcome the orderings allow, for rings of 2 and 4 slots and 2 or 3 threads.
+//!
+//! Run with
+//!
+//! ```text
+//! RUSTFLAGS="--cfg loom" cargo test -p alf_queue --release --test loom
+//! ```
+//!
+//! The preemption bound is `LOOM_MAX_PREEMPTIONS` if set, else [`DEFAULT_PREEMPTIONS`].
+//!
+//! - Items are `loom::sync::Arc`s, so loom's leak check at the end of every execution proves
+//!   that no item is leaked, and a double drop trips its reference count.
+//! - Each slot is a loom cell, so a slot access not ordered by the index protocol is reported as
+//!   a causality violation even when the values happen to come out right.
+//! - Each test names the interleaving it is about and counts, over all executions, how often
+//!   it happened; a test whose interesting case is never reached fails. This is how a blind
+//!   spot of loom's search showed up (with a plain load in the commit wait, loom never ran a
+//!   consumer's reserve between a producer's reserve and commit): see `wait_for` in `sync.rs`.
+//! - In the tests with three threads only the queue's own commit loop ever waits: the test
+//!   threads make a fixed number of attempts and the rest is drained after `join`. Loom treats
+//!   a switch away from a yielding thread as free, so two threads spinning at once while the
+//!   one they wait for is preempted give it an endless schedule to explore.
+//!
+//! `loom_mutants.py` next to this crate weakens one ordering at a time and checks that these
+//! tests fail.
+#![cfg(loom)]
+
+use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
+
+use alf_queue::{Batch, Error, MpmcQueue, SpscQueue};
+use loom::sync::Arc;
+use loom::thread;
+
+/// The preemption bound used when `LOOM_MAX_PREEMPTIONS` is not set.
+const DEFAULT_PREEMPTIONS: usize = 3;
+
+type Item = Arc<u32>;
+
+/// Checks `f` under loom; `f` returns whether this execution reached the interleaving `what`,
+/// which must happen at least once.
+fn model<F: Fn() -> bool + Sync + Send + 'static>(what: &'static str, f: F) {
+    let mut builder = loom::model::Builder::new();
+    if builder.preemption_bound.is_none() {
+        builder.preemption_bound = Some(DEFAULT_PREEMPTIONS);
+    }
+    let runs = std::sync::Arc::new(AtomicUsize::new(0));
+    let hits = std::sync::Arc::new(AtomicUsize::new(0));
+    {
+        let (runs, hits) = (runs.clone(), hits.clone());
+        builder.check(move || {
+            runs.fetch_add(1, Relaxed);
+            if f() {
+                hits.fetch_add(1, Relaxed);
+            }
+        });
+    }
+    let (runs, hits) = (runs.load(Relaxed), hits.load(Relaxed));
+    eprintln!("{what}: {hits} of {runs} executions");
+    assert!(hits > 0, "never explored: {what}");
+}
+
+fn item(v: u32) -> Item {
+    Arc::new(v)
+}
+
+fn batch_of<const K: usize>(values: &[u32]) -> Batch<Item, K> {
+    let mut b = Batch::new();
+    for &v in values {
+        assert!(b.push(item(v)).is_ok());
+    }
+    b
+}
+
+/// Drains what is left after all threads have joined, in order.
+fn drain_mp<const N: usize>(q: &MpmcQueue<Item, N>) -> Vec<u32> {
+    let mut v = Vec::new();
+    while let Some(it) = q.dequeue() {
+        v.push(*it);
+    }
+    v
+}
+
+/// Checks that `taken` (what the concurrent consumers got, in any order) and `left` (what was
+/// drained afterwards, in order) together are exactly `0..n`, with `taken` a prefix: FIFO.
+fn assert_fifo_split(mut taken: Vec<u32>, left: Vec<u32>, n: u32) {
+    taken.sort_unstable();
+    let expected: Vec<u32> = (0..n).collect();
+    let mut all = taken.clone();
+    all.extend(&left);
+    assert_eq!(all, expected, "taken {taken:?}, left {left:?}");
+}
+
+/// One producer pushes three items through a 2-slot ring, one consumer takes two; the third
+/// stays in the queue and is dropped with it.
+#[test]
+fn mpmc_1p1c_single() {
+    model("the producer found the ring full and retried", || {
+        let q = Arc::new(MpmcQueue::<Item, 2>::new());
+        let p = {
+            let q = q.clone();
+            thread::spawn(move || {
+                let mut retries = 0;
+                for v in 0..3 {
+                    let mut it = item(v);
+                    while let Err(back) = q.enqueue(it) {
+                        it = back;
+                        retries += 1;
+                        thread::yield_now();
+                    }
+                }
+                retries
+            })
+        };
+        let mut got = Vec::new();
+        while got.len() < 2 {
+            match q.dequeue() {
+                Some(it) => got.push(*it),
+                None => thread::yield_now(),
+            }
+        }
+        let retries = p.join().unwrap();
+        assert_eq!(got, [0, 1]);
+        assert_eq!(q.len(), 1);
+        retries > 0
+    });
+}
+
+/// Two producers race for the tail while the consumer looks.
+#[test]
+fn mpmc_2p1c_single() {
+    model("the consumer got an item while the producers ran", || {
+        let q = Arc::new(MpmcQueue::<Item, 2>::new());
+        let ps: Vec<_> = (0..2)
+            .map(|p| {
+                let q = q.clone();
+                thread::spawn(move || assert!(q.enqueue(item(p)).is_ok()))
+            })
+            .collect();
+        let first = q.dequeue().map(|it| *it);
+        for p in ps {
+            p.join().unwrap();
+        }
+        let mut got: Vec<u32> = first.into_iter().collect();
+        got.extend(drain_mp(&q));
+        got.sort_unstable();
+        assert_eq!(got, [0, 1]);
+        first.is_some()
+    });
+}
+
+/// Two consumers race for the head while the producer fills the ring, across the `u32` wrap
+/// of the indices.
+#[test]
+fn mpmc_1p2c_single_wrap() {
+    model("both consumers got an item while the producer ran", || {
+        let q = Arc::new(MpmcQueue::<Item, 2>::with_start_index(u32::MAX));
+        let p = {
+            let q = q.clone();
+            thread::spawn(move || {
+                for v in 0..2 {
+                    assert!(q.enqueue(item(v)).is_ok());
+                }
+            })
+        };
+        let c = {
+            let q = q.clone();
+            thread::spawn(move || q.dequeue().map(|it| *it))
+        };
+        let mine = q.dequeue().map(|it| *it);
+        let theirs = c.join().unwrap();
+        p.join().unwrap();
+        let taken: Vec<u32> = mine.into_iter().chain(theirs).collect();
+        let both = taken.len() == 2;
+        assert_fifo_split(taken, drain_mp(&q), 2);
+        both
+    });
+}
+
+/// Two producers enqueue bulks of two into a 4-slot ring while the consumer takes a burst.
+#[test]
+fn mpmc_2p1c_bulk() {
+    model(
+        "the consumer's burst got items while the producers ran",
+        || {
+            let q = Arc::new(MpmcQueue::<Item, 4>::new());
+            let ps: Vec<_> = (0..2u32)
+                .map(|p| {
+                    let q = q.clone();
+                    thread::spawn(move || {
+                        let mut b = batch_of::<2>(&[10 * p, 10 * p + 1]);
+                        assert_eq!(q.enqueue_bulk(&mut b), Ok(()));
+                        assert!(b.is_empty());
+                    })
+                })
+                .collect();
+            let mut b = Batch::<Item, 4>::new();
+            let n = q.dequeue_burst(&mut b, 4).unwrap();
+            assert_eq!(n, b.len());
+            let mut got: Vec<u32> = b.drain().map(|it| *it).collect();
+            for p in ps {
+                p.join().unwrap();
+            }
+            got.extend(drain_mp(&q));
+            // Each producer's pair arrives whole and in order.
+            assert_eq!(got.len(), 4, "{got:?}");
+            let pos = |v: u32| got.iter().position(|&x| x == v).unwrap();
+            assert_eq!(pos(1), pos(0) + 1, "{got:?}");
+            assert_eq!(pos(11), pos(10) + 1, "{got:?}");
+            n > 0
+        },
+    );
+}
+
+/// One producer enqueues two bulks of two into a 4-slot ring whose indices wrap; two
+/// consumers each try to take an exact bulk of two.
+#[test]
+fn mpmc_1p2c_bulk_wrap() {
+    model("both consumers got a bulk while the producer ran", || {
+        let q = Arc::new(MpmcQueue::<Item, 4>::with_start_index(u32::MAX - 2));
+        let take = |q: &MpmcQueue<Item, 4>| {
+            let mut b = Batch::<Item, 2>::new();
+            match q.dequeue_bulk(&mut b, 2) {
+                Ok(()) => b.drain().map(|it| *it).collect(),
+                Err(Error::Empty) => {
+                    assert!(b.is_empty());
+                    Vec::new()
+                }
+                Err(e) => panic!("{e:?}"),
+            }
+        };
+        let p = {
+            let q = q.clone();
+            thread::spawn(move || {
+                for pair in [[0, 1], [2, 3]] {
+                    let mut b = batch_of::<2>(&pair);
+                    assert_eq!(q.enqueue_bulk(&mut b), Ok(()));
+                }
+            })
+        };
+        let c = {
+            let q = q.clone();
+            thread::spawn(move || take(&q))
+        };
+        let mine = take(&q);
+        let theirs = c.join().unwrap();
+        p.join().unwrap();
+        let mut taken = Vec::new();
+        for got in [&mine, &theirs] {
+            // A bulk of two is two consecutive items.
+            assert!(
+                got.is_empty() || (got.len() == 2 && got[1] == got[0] + 1),
+                "{got:?}"
+            );
+            taken.extend(got);
+        }
+        let both = taken.len() == 4;
+        assert_fifo_split(taken, drain_mp(&q), 4);
+        both
+    });
+}
+
+/// Two producers race for the one slot of a full 2-slot ring that the consumer frees: a
+/// producer that sees the other's new `prod.head` must also see the `cons.tail` that justified
+/// it, or it computes a wrapped-around free count and overwrites a full slot.
+#[test]
+fn mpmc_2p1c_full() {
+    model("a producer got into the slot freed concurrently", || {
+        let q = Arc::new(MpmcQueue::<Item, 2>::new());
+        for v in 0..2 {
+            assert!(q.enqueue(item(v)).is_ok());
+        }
+        let ps: Vec<_> = (0..2)
+            .map(|p| {
+                let q = q.clone();
+                thread::spawn(move || q.enqueue(item(10 + p)).is_ok())
+            })
+            .collect();
+        assert_eq!(q.dequeue().map(|it| *it), Some(0));
+        let pushed: Vec<u32> = ps
+            .into_iter()
+            .zip(10..)
+            .filter_map(|(p, v)| p.join().unwrap().then_some(v))
+            .collect();
+        // One slot was freed, so at most one producer got in.
+        assert!(pushed.len() <= 1, "{pushed:?}");
+        let left = drain_mp(&q);
+        assert_eq!(left[0], 1, "{left:?}");
+        assert_eq!(&left[1..], &pushed[..]);
+        !pushed.is_empty()
+    });
+}
+
+/// Two consumers empty a full 2-slot ring while a producer tries to refill it: the producer
+/// may reuse a slot only once every consumer up to it has finished reading it (the consumer
+/// commit wait, and its acquire).
+#[test]
+fn mpmc_1p2c_full() {
+    model(
+        "the producer reused a slot both consumers had just released",
+        || {
+            let q = Arc::new(MpmcQueue::<Item, 2>::new());
+            for v in 0..2 {
+                assert!(q.enqueue(item(v)).is_ok());
+            }
+            let c = {
+                let q = q.clone();
+                thread::spawn(move || q.dequeue().map(|it| *it))
+            };
+            let p = {
+                let q = q.clone();
+                // Two items: both fit only once both consumers have committed.
+                thread::spawn(move || {
+                    (2..4)
+                        .filter(|&v| q.enqueue(item(v)).is_ok())
+                        .collect::<Vec<u32>>()
+                })
+            };
+            let mine = q.dequeue().map(|it| *it);
+            let theirs = c.join().unwrap();
+            let pushed = p.join().unwrap();
+            let mut taken: Vec<u32> = mine.into_iter().chain(theirs).collect();
+            taken.sort_unstable();
+            assert_eq!(taken, [0, 1]);
+            assert_eq!(drain_mp(&q), pushed);
+            pushed.len() == 2
+        },
+    );
+}
+
+/// Mixed operations on both sides: a producer enqueueing a burst, a consumer dequeueing one
+/// item, and a third thread doing one enqueue and one dequeue; what is left is dropped with
+/// the queue.
+#[test]
+fn mpmc_mixed() {
+    model("both consumers got an item", || {
+        let q = Arc::new(MpmcQueue::<Item, 4>::new());
+        let p = {
+            let q = q.clone();
+            thread::spawn(move || {
+                let mut b = batch_of::<2>(&[0, 1]);
+                assert_eq!(q.enqueue_burst(&mut b), Ok(2));
+            })
+        };
+        let c = {
+            let q = q.clone();
+            thread::spawn(move || q.dequeue().map(|it| *it))
+        };
+        assert!(q.enqueue(item(10)).is_ok());
+        let mine = q.dequeue().map(|it| *it);
+        let theirs = c.join().unwrap();
+        p.join().unwrap();
+        if let (Some(a), Some(b)) = (mine, theirs) {
+            assert_ne!(a, b);
+        }
+        // Whatever is left (1 to 3 items) stays and is dropped with the queue.
+        let taken = usize::from(mine.is_some()) + usize::from(theirs.is_some());
+        assert_eq!(q.len() + taken, 3);
+        taken == 2
+    });
+}
+
+/// SPSC through the `unsafe` `&self` methods (the handles wrap exactly these): single items,
+/// a 2-slot ring, indices wrapping.
+#[test]
+fn spsc_single_wrap() {
+    model("the producer found the ring full and retried", || {
+        let q = Arc::new(SpscQueue::<Item, 2>::with_start_index(u32::MAX - 1));
+        let p = {
+            let q = q.clone();
+            thread::spawn(move || {
+                let mut retries = 0;
+                for v in 0..3 {
+                    let mut it = item(v);
+                    // SAFETY: This thread is the queue's only producer.
+                    while let Err(back) = unsafe { q.enqueue(it) } {
+                        it = back;
+                        retries += 1;
+                        thread::yield_now();
+                    }
+                }
+                retries
+            })
+        };
+        let mut got = Vec::new();
+        while got.len() < 3 {
+            // SAFETY: This thread is the queue's only consumer.
+            match unsafe { q.dequeue() } {
+                Some(it) => got.push(*it),
+                None => thread::yield_now(),
+            }
+        }
+        let retries = p.join().unwrap();
+        assert_eq!(got, [0, 1, 2]);
+        retries > 0
+    });
+}
+
+/// SPSC bulk and burst: the producer pushes a burst of three into a 4-slot ring holding one
+/// item, the consumer takes exact bulks of two; one item stays behind.
+#[test]
+fn spsc_bulk() {
+    model("the producer's burst was cut short and resumed", || {
+        let q = Arc::new(SpscQueue::<Item, 4>::new());
+        let mut b = batch_of::<1>(&[0]);
+        // SAFETY: No other thread exists yet.
+        assert_eq!(unsafe { q.enqueue_bulk(&mut b) }, Ok(()));
+        let p = {
+            let q = q.clone();
+            thread::spawn(move || {
+                let mut b = batch_of::<4>(&[1, 2, 3, 4]);
+                let mut calls = 0;
+                while !b.is_empty() {
+                    calls += 1;
+                    // SAFETY: This thread is the queue's only producer.
+                    if unsafe { q.enqueue_burst(&mut b) }.unwrap() == 0 {
+                        thread::yield_now();
+                    }
+                }
+                calls
+            })
+        };
+        let mut got = Vec::new();
+        let mut b = Batch::<Item, 2>::new();
+        while got.len() < 4 {
+            // SAFETY: This thread is the queue's only consumer.
+            match unsafe { q.dequeue_bulk(&mut b, 2) } {
+                Ok(()) => got.extend(b.drain().map(|it| *it)),
+                Err(Error::Empty) => thread::yield_now(),
+                Err(e) => panic!("{e:?}"),
+            }
+        }
+        let calls = p.join().unwrap();
+        assert_eq!(got, [0, 1, 2, 3]);
+        assert_eq!(q.len(), 1);
+        calls > 1
+    });
+}
