@@ -1,0 +1,342 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! [`ObjBatch`]: up to `N` objects of one cache, allocated and freed in bulk.
+
+use super::cache::Cache;
+use super::object::Obj;
+use crate::alloc::Flags;
+use crate::bindings;
+use crate::error::{code::*, Result};
+use core::ffi::c_void;
+use core::mem::{self, ManuallyDrop, MaybeUninit};
+use core::ptr::{self, NonNull};
+
+/// Up to `N` objects of the cache `'c`, owned together, allocated with one
+/// `kmem_cache_alloc_bulk` and freed with one `kmem_cache_free_bulk`.
+///
+/// The objects sit in an array of `N` pointers inside the batch, which is the array the C bulk
+/// functions take: the safe path makes the C call and nothing else (plus dropping the `T`s, for
+/// types that need it). Dropping the batch frees every object in it, in bulk.
+///
+/// `N` is the capacity, fixed at compile time. A batch is large (`N` words): one for thousands
+/// of objects belongs on the heap, see [`ObjBatch::init_in_place`].
+///
+/// Context: bulk allocation and bulk free must be called with IRQs enabled (checked by lockdep
+/// when `CONFIG_PROVE_LOCKING` is set); allocation may sleep if `flags` allow it.
+///
+/// # Invariants
+///
+/// - `len <= N`;
+/// - `objs[..len]` are distinct live objects of `cache`, owned by the batch, each holding a
+///   valid `T`.
+///
+/// # Examples
+///
+/// ```
+/// # use kernel::prelude::*;
+/// use kernel::alloc::flags::GFP_KERNEL;
+/// use kernel::slab_bulk::{CacheFlags, KmemCache};
+///
+/// let cache = KmemCache::<[u64; 4]>::new(c"doc_batch", CacheFlags::NO_MERGE)?;
+/// // Sixteen objects in one call, each initialised from its index.
+/// let mut batch = cache.alloc_bulk_with::<16>(GFP_KERNEL, |i| [i as u64; 4])?;
+/// assert_eq!(batch.len(), 16);
+/// assert!(batch.iter().enumerate().all(|(i, obj)| obj[3] == i as u64));
+/// // Take one out: it lives on alone and frees itself.
+/// let last = batch.pop().unwrap();
+/// assert_eq!(last[0], 15);
+/// drop(batch); // 15 objects, one `kmem_cache_free_bulk`.
+/// # drop(last);
+/// # Ok::<(), Error>(())
+/// ```
+pub struct ObjBatch<'c, T, const N: usize> {
+    cache: &'c Cache<T>,
+    len: usize,
+    objs: [MaybeUninit<NonNull<T>>; N],
+}
+
+// SAFETY: The batch owns its `T`s (see `Obj`'s `Send`).
+unsafe impl<T: Send, const N: usize> Send for ObjBatch<'_, T, N> {}
+// SAFETY: `&ObjBatch` only gives `&T`.
+unsafe impl<T: Sync, const N: usize> Sync for ObjBatch<'_, T, N> {}
+
+impl<'c, T, const N: usize> ObjBatch<'c, T, N> {
+    /// Creates an empty batch for objects of `cache`.
+    #[inline]
+    pub const fn new(cache: &'c Cache<T>) -> Self {
+        // INVARIANT: `len == 0`.
+        Self {
+            cache,
+            len: 0,
+            objs: [const { MaybeUninit::uninit() }; N],
+        }
+    }
+
+    /// Makes an empty batch in place, writing two words and leaving the array uninitialised.
+    ///
+    /// Use it to put a large batch on the heap without building it on the stack first:
+    ///
+    /// ```
+    /// # use kernel::prelude::*;
+    /// use kernel::alloc::{flags::GFP_KERNEL, KBox};
+    /// use kernel::slab_bulk::{CacheFlags, KmemCache, ObjBatch};
+    ///
+    /// let cache = KmemCache::<[u8; 256]>::new(c"doc_big_batch", CacheFlags::NONE)?;
+    /// let mut slot = KBox::<ObjBatch<'_, _, 4096>>::new_uninit(GFP_KERNEL)?;
+    /// let batch = ObjBatch::init_in_place(&mut slot, cache.uninit());
+    /// batch.alloc(4096, GFP_KERNEL)?;
+    /// assert!(batch.is_full());
+    /// batch.free();
+    /// assert!(batch.is_empty());
+    /// # Ok::<(), Error>(())
+    /// ```
+    ///
+    /// The batch in `slot` is never dropped by the box: call [`ObjBatch::free`] before the
+    /// box goes, or the objects leak (safely; the cache then warns when destroyed).
+    #[inline]
+    pub fn init_in_place<'s>(slot: &'s mut MaybeUninit<Self>, cache: &'c Cache<T>) -> &'s mut Self {
+        let this = slot.as_mut_ptr();
+        // SAFETY: `this` points to writable memory for a `Self`; the fields are written through
+        // raw pointers without creating references to uninitialised data.
+        unsafe {
+            ptr::addr_of_mut!((*this).cache).write(cache);
+            ptr::addr_of_mut!((*this).len).write(0);
+        }
+        // SAFETY: Every field is initialised: `cache` and `len` were just written, and `objs`
+        // is an array of `MaybeUninit`, valid uninitialised. INVARIANT: `len == 0`.
+        unsafe { slot.assume_init_mut() }
+    }
+
+    /// Returns the cache the objects belong to.
+    #[inline]
+    pub fn cache(&self) -> &'c Cache<T> {
+        self.cache
+    }
+
+    /// Returns the number of objects in the batch.
+    #[inline]
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    /// Returns `true` if the batch holds no object.
+    #[inline]
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// Returns `true` if the batch holds `N` objects.
+    #[inline]
+    pub fn is_full(&self) -> bool {
+        self.len == N
+    }
+
+    /// Returns the capacity `N`.
+    #[inline]
+    pub const fn capacity(&self) -> usize {
+        N
+    }
+
+    /// Returns the object pointers `objs[..len]`.
+    #[inline]
+    fn ptrs(&self) -> &[NonNull<T>] {
+        // SAFETY: `objs[..len]` are initialised (type invariant), and `MaybeUninit<X>` has the
+        // layout of `X`.
+        unsafe { core::slice::from_raw_parts(self.objs.as_ptr().cast(), self.len) }
+    }
+
+    /// Returns a reference to object `i`, if `i < len`.
+    #[inline]
+    pub fn get(&self, i: usize) -> Option<&T> {
+        // SAFETY: Each pointer in `ptrs` is a live object holding a valid `T`, owned by the batch
+        // (type invariant); the shared borrow of `self` covers it.
+        self.ptrs().get(i).map(|p| unsafe { p.as_ref() })
+    }
+
+    /// Returns a mutable reference to object `i`, if `i < len`.
+    #[inline]
+    pub fn get_mut(&mut self, i: usize) -> Option<&mut T> {
+        // SAFETY: As in `get`; the objects are distinct, and `&mut self` makes access unique.
+        self.ptrs().get(i).map(|p| unsafe { &mut *p.as_ptr() })
+    }
+
+    /// Iterates over the objects.
+    #[inline]
+    pub fn iter(&self) -> impl Iterator<Item = &T> + '_ {
+        // SAFETY: As in `get`.
+        self.ptrs().iter().map(|p| unsafe { p.as_ref() })
+    }
+
+    /// Iterates mutably over the objects.
+    #[inline]
+    pub fn iter_mut(&mut self) -> impl Iterator<Item = &mut T> + '_ {
+        // SAFETY: As in `get_mut`: distinct objects, unique access through `&mut self`.
+        self.ptrs().iter().map(|p| unsafe { &mut *p.as_ptr() })
+    }
+
+    /// Adds `obj` to the batch.
+    ///
+    /// Hands `obj` back if the batch is full or if `obj` belongs to another cache.
+    #[inline]
+    pub fn push(&mut self, obj: Obj<'c, T>) -> Result<(), Obj<'c, T>> {
+        if self.is_full() || !ptr::eq(obj.cache(), self.cache) {
+            return Err(obj);
+        }
+        self.objs[self.len].write(obj.into_raw());
+        // INVARIANT: the new object is a live, owned object of `cache`, distinct from the
+        // others (it was owned by `obj`), and `len` stays at most `N`.
+        self.len += 1;
+        Ok(())
+    }
+
+    /// Takes the last object out of the batch.
+    #[inline]
+    pub fn pop(&mut self) -> Option<Obj<'c, T>> {
+        let ptr = *self.ptrs().last()?;
+        // INVARIANT: the object leaves the batch.
+        self.len -= 1;
+        // SAFETY: `ptr` is a live object of `cache` holding a valid `T`, now owned by nobody
+        // but the returned `Obj`.
+        Some(unsafe { Obj::from_raw(self.cache, ptr) })
+    }
+
+    /// Frees every object of the batch with one `kmem_cache_free_bulk`, leaving it empty.
+    ///
+    /// Must be called with IRQs enabled.
+    #[inline]
+    pub fn free(&mut self) {
+        let len = self.len;
+        if len == 0 {
+            return;
+        }
+        if mem::needs_drop::<T>() {
+            for p in self.ptrs() {
+                // SAFETY: Each object holds a valid `T` owned by the batch; it is dropped once,
+                // here, and the object is freed right after without being read again.
+                unsafe { ptr::drop_in_place(p.as_ptr()) };
+            }
+        }
+        // INVARIANT: the objects are handed to the allocator below.
+        self.len = 0;
+        assert_irqs_enabled();
+        // SAFETY: `objs[..len]` are distinct live objects of `cache`, none NULL, owned by the
+        // batch and no longer referenced (their `T`s are dropped). The callee may reorder and
+        // overwrite the array, which holds no initialised entries afterwards (`len == 0`).
+        unsafe {
+            bindings::kmem_cache_free_bulk(
+                self.cache.as_raw(),
+                len,
+                self.objs.as_mut_ptr().cast::<*mut c_void>(),
+            )
+        };
+    }
+
+    /// Reinterprets the batch for another object type of the same layout.
+    ///
+    /// # Safety
+    ///
+    /// Every object must hold a valid `U`, and `Cache<U>` must be the same C cache as `cache`.
+    #[inline]
+    unsafe fn cast<U>(self) -> ObjBatch<'c, U, N> {
+        let this = ManuallyDrop::new(self);
+        let mut out = ObjBatch::new(
+            // SAFETY: Forwarded from the caller: the same cache, suitable for `U`.
+            unsafe { Cache::from_raw(this.cache.as_raw()) },
+        );
+        for (dst, src) in out.objs.iter_mut().zip(this.ptrs()) {
+            dst.write(src.cast());
+        }
+        // INVARIANT: the same objects, now owned by `out`, valid for `U` (caller's contract).
+        out.len = this.len;
+        out
+    }
+}
+
+impl<'c, T, const N: usize> ObjBatch<'c, T, N> {
+    /// Bulk-allocates `n` objects into `objs[len..len + n]`, not yet counted in `len`.
+    ///
+    /// On success the new entries are live objects of `cache` with uninitialised contents,
+    /// owned by nobody: the caller initialises them and counts them in, or leaks them.
+    #[inline]
+    fn alloc_uncounted(&mut self, n: usize, flags: Flags) -> Result {
+        if n == 0 || n > N - self.len {
+            return Err(EINVAL);
+        }
+        assert_irqs_enabled();
+        // SAFETY: `objs[len..len + n]` is in bounds (checked above) and unused; the callee fills
+        // all `n` entries and returns `n`, or returns 0 with nothing left allocated.
+        let got = unsafe {
+            bindings::kmem_cache_alloc_bulk_noprof(
+                self.cache.as_raw(),
+                flags.as_raw(),
+                n,
+                self.objs.as_mut_ptr().add(self.len).cast::<*mut c_void>(),
+            )
+        };
+        if got == 0 {
+            return Err(ENOMEM);
+        }
+        Ok(())
+    }
+
+    /// Allocates `n` objects in one bulk call, initialises the `i`-th new one to `init(i)` and
+    /// appends them. Errors as [`ObjBatch::alloc`].
+    #[inline]
+    pub fn alloc_with(&mut self, n: usize, flags: Flags, mut init: impl FnMut(usize) -> T) -> Result {
+        self.alloc_uncounted(n, flags)?;
+        let base = self.len;
+        for (i, slot) in self.objs[base..base + n].iter().enumerate() {
+            // SAFETY: `alloc_uncounted` made `slot` a live object, valid for a write of `T`.
+            unsafe { slot.assume_init().as_ptr().write(init(i)) };
+        }
+        // INVARIANT: `n` new distinct live objects of `cache`, each holding a valid `T`, and
+        // `len + n <= N`. Should `init` panic, they are not counted and leak, which is safe.
+        self.len += n;
+        Ok(())
+    }
+}
+
+impl<'c, T, const N: usize> ObjBatch<'c, MaybeUninit<T>, N> {
+    /// Allocates `n` uninitialised objects in one bulk call and appends them.
+    ///
+    /// All or nothing. Errors: `EINVAL` if `n` is 0 or more than the free room (`N - len`),
+    /// `ENOMEM` if the allocator failed, in which case the batch is unchanged and nothing
+    /// leaked (the C function frees what it got before failing). IRQs must be enabled.
+    #[inline]
+    pub fn alloc(&mut self, n: usize, flags: Flags) -> Result {
+        self.alloc_uncounted(n, flags)?;
+        // INVARIANT: `n` new distinct live objects of `cache`; `MaybeUninit<T>` accepts any
+        // content; `len + n <= N`.
+        self.len += n;
+        Ok(())
+    }
+
+    /// Initialises every object, object `i` to `init(i)`, and returns the initialised batch.
+    #[inline]
+    pub fn init_with(self, mut init: impl FnMut(usize) -> T) -> ObjBatch<'c, T, N> {
+        for (i, p) in self.ptrs().iter().enumerate() {
+            // SAFETY: `p` is a live object owned by the batch, valid for a write of `T`.
+            unsafe { p.as_ptr().cast::<T>().write(init(i)) };
+        }
+        // SAFETY: Every object now holds a valid `T`; `Cache<T>` and `Cache<MaybeUninit<T>>`
+        // are the same C cache. If `init` panics, the batch frees the objects uninitialised.
+        unsafe { self.cast() }
+    }
+}
+
+impl<T, const N: usize> Drop for ObjBatch<'_, T, N> {
+    #[inline]
+    fn drop(&mut self) {
+        self.free();
+    }
+}
+
+/// Checks the bulk API's context rule (IRQs enabled) where lockdep can; free otherwise.
+#[inline(always)]
+fn assert_irqs_enabled() {
+    #[cfg(CONFIG_PROVE_LOCKING)]
+    // SAFETY: `lockdep_assert_irqs_enabled` only reads per-CPU state and may warn.
+    unsafe {
+        bindings::lockdep_assert_irqs_enabled()
+    };
+}

@@ -1,0 +1,279 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! Typed slab caches: [`KmemCache`] owns one, [`Cache`] is what its objects refer to.
+
+use super::batch::ObjBatch;
+use super::object::Obj;
+use crate::alloc::Flags;
+use crate::bindings;
+use crate::error::{code::*, Result};
+use crate::types::Opaque;
+use core::ffi::CStr;
+use core::marker::PhantomData;
+use core::mem::{self, MaybeUninit};
+use core::ops::{BitOr, Deref};
+use core::ptr::NonNull;
+
+/// Flags for [`KmemCache::new`], the `SLAB_*` flags of the C API.
+///
+/// The bit values depend on the kernel configuration; they come from bindgen, never from
+/// constants written here. Flags whose semantics safe Rust could not uphold are not offered:
+/// `SLAB_TYPESAFE_BY_RCU` lets an object be reused while readers still see it, and
+/// `SLAB_PANIC` turns the error that [`KmemCache::new`] returns into a panic.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub struct CacheFlags(bindings::slab_flags_t);
+
+impl CacheFlags {
+    /// No flags.
+    pub const NONE: Self = Self(0);
+    /// Align objects on hardware cache lines (`SLAB_HWCACHE_ALIGN`).
+    pub const HWCACHE_ALIGN: Self = Self(bindings::SLAB_HWCACHE_ALIGN);
+    /// Never merge this cache with another cache of compatible size (`SLAB_NO_MERGE`).
+    ///
+    /// A cache of its own keeps its objects on its own slab pages, which gives bulk free more
+    /// objects of the same page to free at once.
+    pub const NO_MERGE: Self = Self(bindings::SLAB_NO_MERGE);
+    /// Charge the objects to the allocating task's memory cgroup (`SLAB_ACCOUNT`).
+    pub const ACCOUNT: Self = Self(bindings::SLAB_ACCOUNT);
+    /// Objects are reclaimable, e.g. by a shrinker (`SLAB_RECLAIM_ACCOUNT`).
+    pub const RECLAIM_ACCOUNT: Self = Self(bindings::SLAB_RECLAIM_ACCOUNT);
+    /// Let fault injection with `failslab`'s `cache-filter` target this cache (`SLAB_FAILSLAB`).
+    pub const FAILSLAB: Self = Self(bindings::SLAB_FAILSLAB);
+    /// Poison objects on free and check the poison on allocation (`SLAB_POISON`, debug).
+    pub const POISON: Self = Self(bindings::SLAB_POISON);
+    /// Surround objects with red zones (`SLAB_RED_ZONE`, debug).
+    pub const RED_ZONE: Self = Self(bindings::SLAB_RED_ZONE);
+
+    /// Returns the raw `slab_flags_t` value.
+    #[inline]
+    pub const fn as_raw(self) -> bindings::slab_flags_t {
+        self.0
+    }
+}
+
+impl BitOr for CacheFlags {
+    type Output = Self;
+
+    #[inline]
+    fn bitor(self, rhs: Self) -> Self {
+        Self(self.0 | rhs.0)
+    }
+}
+
+/// A slab cache of objects of type `T`, as its objects and batches refer to it.
+///
+/// A `&Cache<T>` is a pointer to the C `struct kmem_cache` itself, so an [`Obj`] costs one word
+/// for its cache, and passing the cache to C costs nothing. Caches are owned by a [`KmemCache`]
+/// (which dereferences to `Cache`), or by C code, see [`Cache::from_raw`].
+///
+/// # Invariants
+///
+/// `raw` is a live `struct kmem_cache` whose objects are at least as large and as aligned as `T`.
+#[repr(transparent)]
+pub struct Cache<T> {
+    raw: Opaque<bindings::kmem_cache>,
+    _type: PhantomData<fn(T) -> T>,
+}
+
+// SAFETY: A `struct kmem_cache` may be used from any thread: the slab allocator synchronises
+// itself. A `Cache<T>` holds no `T`; objects that do are `Send` or `Sync` only when `T` is.
+unsafe impl<T> Send for Cache<T> {}
+// SAFETY: As above; all methods taking `&self` may be called concurrently.
+unsafe impl<T> Sync for Cache<T> {}
+
+impl<T> Cache<T> {
+    /// Creates a reference to a cache that somebody else owns.
+    ///
+    /// # Safety
+    ///
+    /// `ptr` must point to a live `struct kmem_cache` whose objects are at least `size_of::<T>()`
+    /// bytes large and aligned to `align_of::<T>()`, and the cache must outlive `'a`.
+    #[inline]
+    pub unsafe fn from_raw<'a>(ptr: *mut bindings::kmem_cache) -> &'a Self {
+        // SAFETY: `Cache<T>` is `repr(transparent)` over the C struct (`Opaque` and the
+        // zero-sized marker add nothing), and the caller guarantees that the cache is live and
+        // suitable for `T` for `'a`, which is the type invariant.
+        unsafe { &*ptr.cast::<Self>() }
+    }
+
+    /// Returns the C `struct kmem_cache` pointer.
+    #[inline]
+    pub fn as_raw(&self) -> *mut bindings::kmem_cache {
+        self.raw.get()
+    }
+
+    /// Returns the same cache typed for uninitialised objects.
+    #[inline]
+    pub fn uninit(&self) -> &Cache<MaybeUninit<T>> {
+        // SAFETY: `MaybeUninit<T>` has the size and alignment of `T`, so the invariant holds for
+        // the same C cache; both types are `repr(transparent)` over the same C struct.
+        unsafe { Cache::from_raw(self.as_raw()) }
+    }
+
+    /// Allocates one object and moves `value` into it.
+    ///
+    /// Returns `ENOMEM` if the allocator has no memory for `flags`; `value` is dropped then.
+    #[inline]
+    pub fn alloc(&self, value: T, flags: Flags) -> Result<Obj<'_, T>> {
+        Ok(self.alloc_uninit(flags)?.write(value))
+    }
+
+    /// Allocates one uninitialised object; [`Obj::write`] initialises it.
+    #[inline]
+    pub fn alloc_uninit(&self, flags: Flags) -> Result<Obj<'_, MaybeUninit<T>>> {
+        let cache = self.uninit();
+        // SAFETY: `as_raw` is a live cache (type invariant); `kmem_cache_alloc_noprof` may be
+        // called in any context that `flags` allows, which is the caller's contract.
+        let ptr = unsafe { bindings::kmem_cache_alloc_noprof(cache.as_raw(), flags.as_raw()) };
+        let ptr = NonNull::new(ptr.cast::<MaybeUninit<T>>()).ok_or(ENOMEM)?;
+        // SAFETY: `ptr` is a new object of `cache`, owned by nobody else.
+        Ok(unsafe { Obj::from_raw(cache, ptr) })
+    }
+
+    /// Allocates exactly `N` uninitialised objects in one bulk call.
+    ///
+    /// All or nothing: on failure nothing is kept and the error is `ENOMEM`. `N` must be at
+    /// least 1, which is checked when the function is compiled. IRQs must be enabled.
+    #[inline]
+    pub fn alloc_bulk<const N: usize>(
+        &self,
+        flags: Flags,
+    ) -> Result<ObjBatch<'_, MaybeUninit<T>, N>> {
+        const { assert!(N > 0, "a bulk allocation needs at least one object") };
+        let mut batch = ObjBatch::new(self.uninit());
+        batch.alloc(N, flags)?;
+        Ok(batch)
+    }
+
+    /// Allocates exactly `N` objects in one bulk call, initialising object `i` to `init(i)`.
+    ///
+    /// All or nothing, as [`Cache::alloc_bulk`].
+    #[inline]
+    pub fn alloc_bulk_with<const N: usize>(
+        &self,
+        flags: Flags,
+        init: impl FnMut(usize) -> T,
+    ) -> Result<ObjBatch<'_, T, N>> {
+        Ok(self.alloc_bulk::<N>(flags)?.init_with(init))
+    }
+
+    /// Returns how many objects of this cache are allocated right now.
+    ///
+    /// Flushes the per-CPU slabs and releases empty slabs first (`kmem_cache_shrink`), which
+    /// makes the count exact; meant for tests that check for leaks. Returns [`None`] when the
+    /// kernel keeps no counts (`CONFIG_SLUB_DEBUG` unset). Process context only: it may sleep.
+    pub fn objects_in_use(&self) -> Option<usize> {
+        #[cfg(CONFIG_SLUB_DEBUG)]
+        {
+            // SAFETY: `as_raw` is a live cache (type invariant).
+            let n = unsafe { bindings::kmem_cache_objects_in_use(self.as_raw()) };
+            Some(n as usize)
+        }
+        #[cfg(not(CONFIG_SLUB_DEBUG))]
+        None
+    }
+}
+
+/// An owned slab cache of objects of type `T` (`kmem_cache_create` / `kmem_cache_destroy`).
+///
+/// It dereferences to [`Cache`], through which objects are allocated. Objects and batches
+/// borrow the cache, so it cannot be destroyed while any of them is alive.
+///
+/// Context: creating and destroying a cache may sleep (process context only).
+///
+/// # Invariants
+///
+/// `cache` was returned by `__kmem_cache_create_args` for objects of the size and alignment of
+/// `T`, and is destroyed exactly once, when this value is dropped.
+///
+/// # Examples
+///
+/// ```
+/// # use kernel::prelude::*;
+/// use kernel::alloc::flags::GFP_KERNEL;
+/// use kernel::slab_bulk::{CacheFlags, KmemCache};
+///
+/// struct Packet {
+///     len: u32,
+///     data: [u8; 60],
+/// }
+///
+/// let cache = KmemCache::<Packet>::new(c"doc_packet", CacheFlags::HWCACHE_ALIGN)?;
+/// let mut pkt = cache.alloc(Packet { len: 0, data: [0; 60] }, GFP_KERNEL)?;
+/// pkt.len = 60;
+/// pkt.data[59] = 0xff;
+/// assert_eq!((pkt.len, pkt.data[59]), (60, 0xff));
+/// drop(pkt); // Back to `cache`; only now may the cache be dropped.
+/// # Ok::<(), Error>(())
+/// ```
+pub struct KmemCache<T> {
+    cache: NonNull<Cache<T>>,
+}
+
+// SAFETY: The cache pointer may be used and destroyed from any thread (see `Cache`).
+unsafe impl<T> Send for KmemCache<T> {}
+// SAFETY: Only `&Cache<T>`, which is `Sync`, is reachable through `&KmemCache<T>`.
+unsafe impl<T> Sync for KmemCache<T> {}
+
+/// The longest cache name accepted (the C API has no limit; names show in `/proc/slabinfo`).
+pub const MAX_NAME_LEN: usize = 64;
+
+impl<T> KmemCache<T> {
+    /// Creates a cache for objects of type `T`, named `name`.
+    ///
+    /// Size and alignment are those of `T`. The name is copied by the kernel. Errors:
+    /// - `EINVAL`: `name` is empty, longer than [`MAX_NAME_LEN`] or has a character that is not
+    ///   printable ASCII or is a space or `/` (it names a sysfs directory and a `/proc/slabinfo`
+    ///   column); `T` is zero-sized or larger than the largest slab object (`KMALLOC_MAX_SIZE`).
+    /// - `ENOMEM`: the kernel could not create the cache.
+    pub fn new(name: &CStr, flags: CacheFlags) -> Result<Self> {
+        validate_name(name)?;
+        let size = mem::size_of::<T>();
+        if size == 0 || size > bindings::KMALLOC_MAX_SIZE as usize {
+            return Err(EINVAL);
+        }
+        let mut args = bindings::kmem_cache_args {
+            align: mem::align_of::<T>() as u32,
+            ..Default::default()
+        };
+        // SAFETY: `name` is NUL-terminated and copied by the callee (`kstrdup_const`); `args` is
+        // valid for the duration of the call; `size` fits in `u32` as it is at most
+        // `KMALLOC_MAX_SIZE`.
+        let raw = unsafe {
+            bindings::__kmem_cache_create_args(name.as_ptr().cast(), size as u32, &mut args, flags.0)
+        };
+        // INVARIANT: a non-NULL return is a new cache for objects of `T`'s size and alignment.
+        let cache = NonNull::new(raw.cast::<Cache<T>>()).ok_or(ENOMEM)?;
+        Ok(Self { cache })
+    }
+}
+
+impl<T> Deref for KmemCache<T> {
+    type Target = Cache<T>;
+
+    #[inline]
+    fn deref(&self) -> &Cache<T> {
+        // SAFETY: `cache` is live until `self` is dropped (type invariant), and it is suitable
+        // for `T` by construction.
+        unsafe { self.cache.as_ref() }
+    }
+}
+
+impl<T> Drop for KmemCache<T> {
+    fn drop(&mut self) {
+        // SAFETY: The cache is live and destroyed only here (type invariant). No object or
+        // batch borrows it any more: they hold `&Cache<T>` borrowed from `self`. An object that
+        // was leaked with `mem::forget` makes the C side warn and keep the cache, which is safe.
+        unsafe { bindings::kmem_cache_destroy(self.cache.as_ptr().cast()) };
+    }
+}
+
+/// Checks a cache name: 1 to [`MAX_NAME_LEN`] printable ASCII characters, no space, no `/`.
+fn validate_name(name: &CStr) -> Result {
+    let bytes = name.to_bytes();
+    let printable = |b: &u8| b.is_ascii_graphic() && *b != b'/';
+    if bytes.is_empty() || bytes.len() > MAX_NAME_LEN || !bytes.iter().all(printable) {
+        return Err(EINVAL);
+    }
+    Ok(())
+}

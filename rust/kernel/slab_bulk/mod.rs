@@ -1,0 +1,58 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! Typed slab caches with the bulk allocation API.
+//!
+//! C header: [`include/linux/slab.h`](srctree/include/linux/slab.h)
+//!
+//! The slab allocator hands out fixed-size objects from per-type caches (`struct kmem_cache`).
+//! Besides one object at a time, it can allocate and free many objects in one call
+//! (`kmem_cache_alloc_bulk` / `kmem_cache_free_bulk`, SLUB since 4.3/4.4): the per-call costs
+//! (disabling IRQs, the per-CPU `cmpxchg`, for frees the lookup of each object's slab) are then
+//! paid once per batch, which is what high packet-rate code needs.
+//!
+//! This module makes that API typed and safe, at no cost over calling it from C:
+//!
+//! - [`KmemCache<T>`] owns a cache for objects of type `T` (size and alignment from `T`); it
+//!   dereferences to [`Cache<T>`], the C cache itself, which objects and batches borrow: a cache
+//!   cannot be destroyed while any of its objects is alive.
+//! - [`Obj<'c, T>`] is one object, freed to its own cache when dropped. `Obj<'c, MaybeUninit<T>>`
+//!   is an uninitialised one: it can be written or freed, never read.
+//! - [`ObjBatch<'c, T, N>`] holds up to `N` objects in the pointer array the C bulk functions
+//!   take, filled by one bulk allocation and freed by one bulk free (also when dropped).
+//! - [`FreeBatch<'c, T, N>`] gathers objects one at a time and frees them in bulk, the pattern
+//!   of a NIC's TX completion.
+//!
+//! # Contexts
+//!
+//! | operation | context |
+//! |---|---|
+//! | [`KmemCache::new`], dropping a [`KmemCache`], [`Cache::objects_in_use`] | process, may sleep |
+//! | single allocation ([`Cache::alloc`], [`Cache::alloc_uninit`]) | whatever the GFP flags allow: `GFP_KERNEL` may sleep, `GFP_ATOMIC`/`GFP_NOWAIT` do not |
+//! | dropping an [`Obj`] | any |
+//! | bulk allocation ([`Cache::alloc_bulk`], [`ObjBatch::alloc`], ...) | as the GFP flags allow, and IRQs enabled |
+//! | bulk free ([`ObjBatch::free`], [`FreeBatch`], dropping an [`ObjBatch`]) | IRQs enabled |
+//!
+//! The IRQ rule of the bulk functions is the C API's ("interrupts must be enabled when calling
+//! this function"). The types cannot prove it; lockdep checks it when `CONFIG_PROVE_LOCKING` is
+//! set, and it costs nothing otherwise.
+//!
+//! # Errors
+//!
+//! Allocation failures are `ENOMEM` and lose nothing: a bulk allocation is all or nothing (the
+//! C function frees what it got before failing). Bad sizes are `EINVAL` (a bulk of 0 objects or
+//! of more than a batch's room; a zero-sized or oversized `T`); so is a bad cache name.
+
+mod batch;
+mod cache;
+mod free_batch;
+mod object;
+
+#[cfg(CONFIG_RUST_SLAB_BULK_KUNIT_TEST)]
+mod kunit;
+#[cfg(any(test, CONFIG_RUST_SLAB_BULK_KUNIT_TEST))]
+pub(crate) mod selftest;
+
+pub use self::batch::ObjBatch;
+pub use self::cache::{Cache, CacheFlags, KmemCache, MAX_NAME_LEN};
+pub use self::free_batch::FreeBatch;
+pub use self::object::Obj;

@@ -1,0 +1,149 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! [`Obj`]: one object of a slab cache, owned, freed to its own cache when dropped.
+
+use super::cache::Cache;
+use crate::bindings;
+use core::fmt;
+use core::marker::PhantomData;
+use core::mem::{ManuallyDrop, MaybeUninit};
+use core::ops::{Deref, DerefMut};
+use core::ptr::{self, NonNull};
+
+/// An object of the slab cache `'c`, holding a `T`, like a [`KBox`] whose memory comes from a
+/// [`Cache`].
+///
+/// Dropping it drops the `T` and frees the memory with `kmem_cache_free` to the cache it came
+/// from: there is no way to name another cache, so an object cannot go back to the wrong one,
+/// and the borrow of `'c` keeps the cache alive while the object is.
+///
+/// `Obj<'c, MaybeUninit<T>>` is an uninitialised object: it can be written ([`Obj::write`]) or
+/// freed, never read.
+///
+/// [`KBox`]: crate::alloc::KBox
+///
+/// # Invariants
+///
+/// `ptr` is a live object of `cache`, owned by this value, holding a valid `T`.
+pub struct Obj<'c, T> {
+    ptr: NonNull<T>,
+    cache: &'c Cache<T>,
+    _owns: PhantomData<T>,
+}
+
+// SAFETY: An `Obj` owns its `T`, so it may move to another thread when `T` may; the slab
+// allocator accepts frees from any CPU; `&Cache<T>` is `Send` because `Cache<T>` is `Sync`.
+unsafe impl<T: Send> Send for Obj<'_, T> {}
+// SAFETY: `&Obj` only gives `&T`.
+unsafe impl<T: Sync> Sync for Obj<'_, T> {}
+
+impl<'c, T> Obj<'c, T> {
+    /// Takes ownership of a raw object.
+    ///
+    /// # Safety
+    ///
+    /// `ptr` must be a live object of `cache` holding a valid `T` (for `T = MaybeUninit<U>` any
+    /// content is valid), owned by nobody else: typically a pointer from [`Obj::into_raw`].
+    #[inline]
+    pub unsafe fn from_raw(cache: &'c Cache<T>, ptr: NonNull<T>) -> Self {
+        // INVARIANT: guaranteed by the caller.
+        Self {
+            ptr,
+            cache,
+            _owns: PhantomData,
+        }
+    }
+
+    /// Gives up ownership without freeing; [`Obj::from_raw`] takes it back.
+    #[inline]
+    pub fn into_raw(self) -> NonNull<T> {
+        ManuallyDrop::new(self).ptr
+    }
+
+    /// Returns the cache this object belongs to.
+    #[inline]
+    pub fn cache(&self) -> &'c Cache<T> {
+        self.cache
+    }
+
+    /// Drops the value and returns the object's memory as an uninitialised object.
+    #[inline]
+    pub fn drop_contents(self) -> Obj<'c, MaybeUninit<T>> {
+        let this = ManuallyDrop::new(self);
+        // SAFETY: `ptr` holds a valid `T` (type invariant) that nobody uses after this.
+        unsafe { ptr::drop_in_place(this.ptr.as_ptr()) };
+        // SAFETY: The object is still live and owned; `MaybeUninit<T>` accepts any content.
+        unsafe { Obj::from_raw(this.cache.uninit(), this.ptr.cast()) }
+    }
+}
+
+impl<'c, T> Obj<'c, MaybeUninit<T>> {
+    /// Initialises the object with `value`.
+    #[inline]
+    pub fn write(self, value: T) -> Obj<'c, T> {
+        let this = ManuallyDrop::new(self);
+        // SAFETY: `ptr` is a live, owned object, valid for a write of `T` (same layout as
+        // `MaybeUninit<T>`).
+        unsafe { this.ptr.as_ptr().cast::<T>().write(value) };
+        // SAFETY: The object now holds a valid `T`.
+        unsafe { this.assume_init_ref() }
+    }
+
+    /// Declares the object initialised.
+    ///
+    /// # Safety
+    ///
+    /// The object must hold a valid `T`.
+    #[inline]
+    pub unsafe fn assume_init(self) -> Obj<'c, T> {
+        let this = ManuallyDrop::new(self);
+        // SAFETY: Forwarded from the caller.
+        unsafe { this.assume_init_ref() }
+    }
+
+    /// Builds the initialised `Obj` for the same object, leaving `self` to be forgotten.
+    ///
+    /// # Safety
+    ///
+    /// The object must hold a valid `T`, and `self` must not be dropped afterwards.
+    #[inline]
+    unsafe fn assume_init_ref(&self) -> Obj<'c, T> {
+        // SAFETY: The cache of `MaybeUninit<T>` objects is the cache of `T` objects
+        // (`Cache::uninit` is a cast); the object holds a valid `T` and is handed over.
+        unsafe { Obj::from_raw(Cache::from_raw(self.cache.as_raw()), self.ptr.cast()) }
+    }
+}
+
+impl<T> Deref for Obj<'_, T> {
+    type Target = T;
+
+    #[inline]
+    fn deref(&self) -> &T {
+        // SAFETY: `ptr` holds a valid `T` owned by `self` (type invariant).
+        unsafe { self.ptr.as_ref() }
+    }
+}
+
+impl<T> DerefMut for Obj<'_, T> {
+    #[inline]
+    fn deref_mut(&mut self) -> &mut T {
+        // SAFETY: As in `deref`, and `&mut self` makes the access unique.
+        unsafe { self.ptr.as_mut() }
+    }
+}
+
+impl<T: fmt::Debug> fmt::Debug for Obj<'_, T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Debug::fmt(&**self, f)
+    }
+}
+
+impl<T> Drop for Obj<'_, T> {
+    #[inline]
+    fn drop(&mut self) {
+        // SAFETY: `ptr` holds a valid `T` owned by `self`, dropped exactly once, here.
+        unsafe { ptr::drop_in_place(self.ptr.as_ptr()) };
+        // SAFETY: `ptr` is a live object of `cache` (type invariant), not used after this.
+        unsafe { bindings::kmem_cache_free(self.cache.as_raw(), self.ptr.as_ptr().cast()) };
+    }
+}

@@ -1,0 +1,533 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! Tests of [`super`] that run in both worlds: as the KUnit suite `rust_slab_bulk` in the kernel
+//! (see `kunit.rs`), and as `cargo test` in the userspace twin, over its userspace slab.
+//!
+//! Leaks are checked through the cache's own object count ([`Cache::objects_in_use`]), which the
+//! kernel computes from SLUB's slab counters and the twin from its live-object set; `make test`
+//! also asks kmemleak after the suite ran.
+//!
+//! Allocation failures are injected two ways. `current->fail_nth` fails the Nth fault point the
+//! task reaches: in 6.12 a request has one `failslab` point (before it allocates anything) and,
+//! for slabs of order >= 1, a `fail_page_alloc` point per slab page attempt; SLUB retries a
+//! failed slab at its minimum order, so a single injected page failure is absorbed. A failure in
+//! the middle of a bulk request therefore needs `fail_page_alloc` to refuse every page: for the
+//! test's own task only, through `task-filter` and `make_it_fail` ([`bulk_fault_positions`]).
+
+use super::{Cache, CacheFlags, FreeBatch, KmemCache, Obj, ObjBatch};
+use crate::alloc::flags::{GFP_KERNEL, GFP_NOWAIT};
+use crate::error::code::{EINVAL, ENOMEM};
+use core::mem::MaybeUninit;
+use core::sync::atomic::{AtomicUsize, Ordering};
+
+/// Asserts in both worlds: KUnit's assertion in the kernel, `assert!` in the twin.
+macro_rules! check {
+    ($cond:expr) => {
+        $crate::kunit_assert!("rust_slab_bulk", "rust/kernel/slab_bulk/selftest.rs", 0, $cond)
+    };
+}
+
+/// Expands `$m! { test, ... }` with every test of this file, so that the KUnit suite and the
+/// twin's `#[test]`s are generated from one list.
+macro_rules! selftests {
+    ($m:ident) => {
+        $m! {
+            cache_create_errors,
+            single_alloc_free,
+            bulk_every_size,
+            bulk_size_errors,
+            every_drop_path,
+            foreign_objects,
+            #[cfg(all(CONFIG_FAILSLAB, CONFIG_FAIL_PAGE_ALLOC))]
+            bulk_fault_nth,
+            #[cfg(all(CONFIG_FAILSLAB, CONFIG_FAIL_PAGE_ALLOC))]
+            bulk_fault_every_point,
+            #[cfg(all(CONFIG_FAILSLAB, CONFIG_FAIL_PAGE_ALLOC))]
+            bulk_fault_positions,
+        }
+    };
+}
+pub(crate) use selftests;
+
+/// The capacity of the batches under test: bulk sizes 1..=CAP are exercised.
+const CAP: usize = 64;
+
+/// The skb-sized object of seed 003.
+type Obj256 = [u64; 32];
+
+/// An object that counts its drops.
+struct Counted<'a> {
+    drops: &'a AtomicUsize,
+    value: usize,
+}
+
+impl Drop for Counted<'_> {
+    fn drop(&mut self) {
+        self.drops.fetch_add(1, Ordering::Relaxed);
+    }
+}
+
+fn in_use<T>(cache: &Cache<T>) -> usize {
+    let n = cache.objects_in_use();
+    check!(n.is_some());
+    n.unwrap_or(0)
+}
+
+/// Cache names: what is accepted, what is `EINVAL`; sizes `EINVAL`.
+pub(crate) fn cache_create_errors() {
+    check!(KmemCache::<u64>::new(c"rust_slab_bulk_ok", CacheFlags::NONE).is_ok());
+    let flags = CacheFlags::HWCACHE_ALIGN | CacheFlags::NO_MERGE;
+    check!(KmemCache::<Obj256>::new(c"rust_slab_bulk-ok.2", flags).is_ok());
+    for bad in [c"", c"has space", c"has/slash", c"tab\there", c"\x7f"] {
+        check!(KmemCache::<u64>::new(bad, CacheFlags::NONE).err() == Some(EINVAL));
+    }
+    let long = c"an_overly_long_cache_name_that_goes_on_and_on_past_sixty_four_bytes";
+    check!(long.to_bytes().len() > super::MAX_NAME_LEN);
+    check!(KmemCache::<u64>::new(long, CacheFlags::NONE).err() == Some(EINVAL));
+    check!(KmemCache::<()>::new(c"rust_slab_bulk_zst", CacheFlags::NONE).err() == Some(EINVAL));
+}
+
+/// One object: allocation, contents, alignment, raw round trip, uninitialised objects.
+pub(crate) fn single_alloc_free() {
+    #[repr(align(64))]
+    struct Aligned([u8; 100]);
+
+    let Ok(cache) = KmemCache::<Aligned>::new(c"rust_slab_bulk_single", CacheFlags::NONE) else {
+        check!(false);
+        return;
+    };
+    let Ok(mut obj) = cache.alloc(Aligned([7; 100]), GFP_KERNEL) else {
+        check!(false);
+        return;
+    };
+    check!(obj.0.iter().all(|b| *b == 7));
+    obj.0[99] = 9;
+    check!((&*obj as *const Aligned as usize) % 64 == 0);
+    check!(in_use(&cache) == 1);
+
+    let raw = obj.into_raw();
+    check!(in_use(&cache) == 1);
+    // SAFETY: `raw` came from `into_raw` of an object of `cache` and is owned by nobody.
+    let obj = unsafe { Obj::from_raw(&cache, raw) };
+    check!(obj.0[99] == 9);
+    let empty = obj.drop_contents();
+    check!(in_use(&cache) == 1);
+    let obj = empty.write(Aligned([1; 100]));
+    check!(obj.0[0] == 1);
+    drop(obj);
+    check!(in_use(&cache) == 0);
+
+    let uninit = cache.alloc_uninit(GFP_KERNEL);
+    check!(uninit.is_ok());
+    drop(uninit);
+    check!(in_use(&cache) == 0);
+}
+
+/// Bulk allocation and bulk free at every size from 1 to the capacity.
+pub(crate) fn bulk_every_size() {
+    let Ok(cache) = KmemCache::<Obj256>::new(c"rust_slab_bulk_sizes", CacheFlags::NO_MERGE) else {
+        check!(false);
+        return;
+    };
+    for n in 1..=CAP {
+        let mut batch = ObjBatch::<'_, Obj256, CAP>::new(&cache);
+        check!(batch.alloc_with(n, GFP_KERNEL, |i| [i as u64; 32]).is_ok());
+        check!(batch.len() == n);
+        check!(in_use(&cache) == n);
+        // Distinct objects: write each one's index, then read every index back.
+        for (i, obj) in batch.iter_mut().enumerate() {
+            obj[31] = (n * 1000 + i) as u64;
+        }
+        check!(batch.iter().enumerate().all(|(i, o)| o[0] == i as u64));
+        check!(batch.iter().enumerate().all(|(i, o)| o[31] == (n * 1000 + i) as u64));
+        batch.free();
+        check!(batch.is_empty());
+        check!(in_use(&cache) == 0);
+    }
+    // The const-generic form allocates exactly `N`.
+    let Ok(one) = cache.alloc_bulk::<1>(GFP_KERNEL) else {
+        check!(false);
+        return;
+    };
+    let Ok(full) = cache.alloc_bulk_with::<CAP>(GFP_KERNEL, |i| [i as u64; 32]) else {
+        check!(false);
+        return;
+    };
+    check!(one.len() == 1 && full.is_full());
+    check!(in_use(&cache) == CAP + 1);
+    drop((one, full));
+    check!(in_use(&cache) == 0);
+}
+
+/// Sizes outside `1..=room` are `EINVAL` and change nothing.
+pub(crate) fn bulk_size_errors() {
+    let Ok(cache) = KmemCache::<u64>::new(c"rust_slab_bulk_einval", CacheFlags::NONE) else {
+        check!(false);
+        return;
+    };
+    let mut batch = ObjBatch::<'_, MaybeUninit<u64>, 8>::new(cache.uninit());
+    check!(batch.alloc(0, GFP_KERNEL) == Err(EINVAL));
+    check!(batch.alloc(9, GFP_KERNEL) == Err(EINVAL));
+    check!(batch.alloc(5, GFP_KERNEL).is_ok());
+    check!(batch.alloc(4, GFP_KERNEL) == Err(EINVAL));
+    check!(batch.len() == 5);
+    check!(batch.alloc(3, GFP_KERNEL).is_ok());
+    check!(batch.is_full() && in_use(&cache) == 8);
+    drop(batch);
+    check!(in_use(&cache) == 0);
+}
+
+/// Every path that ends an object's life drops its `T` exactly once and frees it.
+pub(crate) fn every_drop_path() {
+    let drops = AtomicUsize::new(0);
+    let Ok(cache) = KmemCache::<Counted<'_>>::new(c"rust_slab_bulk_drops", CacheFlags::NONE)
+    else {
+        check!(false);
+        return;
+    };
+    let new = |value| Counted { drops: &drops, value };
+    let dropped = || drops.load(Ordering::Relaxed);
+
+    // `Obj` dropped; `Obj::drop_contents` then the uninitialised object dropped.
+    let Ok(a) = cache.alloc(new(1), GFP_KERNEL) else {
+        check!(false);
+        return;
+    };
+    drop(a);
+    check!(dropped() == 1 && in_use(&cache) == 0);
+    if let Ok(b) = cache.alloc(new(2), GFP_KERNEL) {
+        let empty = b.drop_contents();
+        check!(dropped() == 2 && in_use(&cache) == 1);
+        drop(empty);
+    }
+    check!(dropped() == 2 && in_use(&cache) == 0);
+
+    // `ObjBatch::free`, the batch dropped, `pop` then the object dropped.
+    let mut batch = ObjBatch::<'_, Counted<'_>, 16>::new(&cache);
+    check!(batch.alloc_with(16, GFP_KERNEL, new).is_ok());
+    check!(batch.get(15).map(|c| c.value) == Some(15));
+    batch.free();
+    check!(dropped() == 18 && in_use(&cache) == 0);
+    check!(batch.alloc_with(10, GFP_KERNEL, new).is_ok());
+    let popped = batch.pop();
+    check!(popped.as_ref().map(|c| c.value) == Some(9));
+    drop(batch);
+    check!(dropped() == 27 && in_use(&cache) == 1);
+    drop(popped);
+    check!(dropped() == 28 && in_use(&cache) == 0);
+
+    // An uninitialised batch initialised with `init_with`, then dropped.
+    if let Ok(raw) = cache.alloc_bulk::<4>(GFP_KERNEL) {
+        let batch = raw.init_with(new);
+        check!(dropped() == 28 && in_use(&cache) == 4);
+        drop(batch);
+    }
+    check!(dropped() == 32 && in_use(&cache) == 0);
+
+    // `FreeBatch`: freed when full, when flushed, when dropped.
+    let mut done = FreeBatch::<'_, Counted<'_>, 8>::new(&cache);
+    for i in 0..20 {
+        if let Ok(obj) = cache.alloc(new(i), GFP_KERNEL) {
+            done.add(obj);
+        }
+    }
+    check!(done.len() == 4 && dropped() == 48 && in_use(&cache) == 4);
+    done.flush();
+    check!(done.is_empty() && dropped() == 52 && in_use(&cache) == 0);
+    if let Ok(obj) = cache.alloc(new(0), GFP_KERNEL) {
+        done.add(obj);
+    }
+    drop(done);
+    check!(dropped() == 53 && in_use(&cache) == 0);
+}
+
+/// Objects go back to their own cache only; `push` hands back what does not fit.
+pub(crate) fn foreign_objects() {
+    let (Ok(a), Ok(b)) = (
+        KmemCache::<u64>::new(c"rust_slab_bulk_a", CacheFlags::NO_MERGE),
+        KmemCache::<u64>::new(c"rust_slab_bulk_b", CacheFlags::NO_MERGE),
+    ) else {
+        check!(false);
+        return;
+    };
+    let mut batch = ObjBatch::<'_, u64, 2>::new(&a);
+    let (Ok(from_a), Ok(from_b)) = (a.alloc(1, GFP_KERNEL), b.alloc(2, GFP_KERNEL)) else {
+        check!(false);
+        return;
+    };
+    let back = batch.push(from_b);
+    check!(back.as_ref().err().map(|o| **o) == Some(2));
+    check!(batch.push(from_a).is_ok());
+    if let Ok(obj) = a.alloc(3, GFP_KERNEL) {
+        check!(batch.push(obj).is_ok());
+    }
+    if let Ok(obj) = a.alloc(4, GFP_KERNEL) {
+        // Full: handed back.
+        check!(batch.push(obj).is_err());
+    }
+    check!(batch.is_full() && in_use(&a) == 2 && in_use(&b) == 1);
+    drop(back);
+    check!(in_use(&b) == 0);
+
+    // A free batch frees another cache's object at once, to that cache.
+    let mut done = FreeBatch::<'_, u64, 4>::new(&b);
+    if let Some(obj) = batch.pop() {
+        done.add(obj);
+    }
+    check!(done.is_empty() && in_use(&a) == 1);
+    drop(batch);
+    check!(in_use(&a) == 0);
+}
+
+/// Marks the running KUnit test skipped, with `reason`; in the twin, where the test wrapper
+/// sets up what a test needs, there is nothing to mark.
+fn skip(reason: &str) {
+    #[cfg(CONFIG_KUNIT)]
+    // SAFETY: `kunit_get_current_test` returns the running test or NULL; a running test's
+    // `struct kunit` is valid and only this task writes its status while the case runs.
+    unsafe {
+        let test = crate::bindings::kunit_get_current_test();
+        if !test.is_null() {
+            (*test).status = crate::bindings::kunit_status_KUNIT_SKIPPED;
+            let comment = &mut (*test).status_comment;
+            let n = reason.len().min(comment.len() - 1);
+            for (dst, src) in comment.iter_mut().zip(&reason.as_bytes()[..n]) {
+                *dst = *src as _;
+            }
+            comment[n] = 0;
+        }
+    }
+    #[cfg(not(CONFIG_KUNIT))]
+    let _ = reason;
+}
+
+/// Reads `current->fail_nth`.
+#[cfg(all(CONFIG_FAILSLAB, CONFIG_FAIL_PAGE_ALLOC))]
+fn fail_nth() -> u32 {
+    // SAFETY: `get_current()` is the running task, alive while it runs this.
+    unsafe { (*crate::bindings::get_current()).fail_nth }
+}
+
+/// Arms `current->fail_nth`: the `nth` fault point this task reaches will fail.
+#[cfg(all(CONFIG_FAILSLAB, CONFIG_FAIL_PAGE_ALLOC))]
+fn set_fail_nth(nth: u32) {
+    // SAFETY: As in `fail_nth`; only the task itself writes its own `fail_nth` here (procfs
+    // writers are not involved in a test).
+    unsafe { (*crate::bindings::get_current()).fail_nth = nth };
+}
+
+/// Sets `current->make_it_fail` while alive: fault attributes with `task-filter` set then apply
+/// to this task (and only to tasks marked so).
+#[cfg(all(CONFIG_FAILSLAB, CONFIG_FAIL_PAGE_ALLOC))]
+struct MakeItFail;
+
+#[cfg(all(CONFIG_FAILSLAB, CONFIG_FAIL_PAGE_ALLOC))]
+impl MakeItFail {
+    fn new() -> Self {
+        // SAFETY: As in `fail_nth`: the running task writes its own field (procfs writers of
+        // `/proc/<pid>/make-it-fail` are not involved in a test).
+        unsafe { (*crate::bindings::get_current()).make_it_fail = 1 };
+        Self
+    }
+}
+
+#[cfg(all(CONFIG_FAILSLAB, CONFIG_FAIL_PAGE_ALLOC))]
+impl Drop for MakeItFail {
+    fn drop(&mut self) {
+        // SAFETY: As in `new`.
+        unsafe { (*crate::bindings::get_current()).make_it_fail = 0 };
+    }
+}
+
+/// The objects per slab of `cache` (SLUB's `oo_objects(s->oo)`).
+#[cfg(all(CONFIG_FAILSLAB, CONFIG_FAIL_PAGE_ALLOC))]
+fn objects_per_slab<T>(cache: &Cache<T>) -> usize {
+    // SAFETY: `cache` is a live cache.
+    unsafe { crate::bindings::kmem_cache_objects_per_slab(cache.as_raw()) as usize }
+}
+
+/// A 40 KiB object: SLUB gives every object a slab of its own, of order 4.
+#[cfg(all(CONFIG_FAILSLAB, CONFIG_FAIL_PAGE_ALLOC))]
+type Big = [u64; 5120];
+
+/// A 5000-byte object: slabs of order 3 with a few objects each, and a minimum order of 1, so
+/// that `fail_page_alloc` can fail both SLUB's attempt and its fallback.
+#[cfg(all(CONFIG_FAILSLAB, CONFIG_FAIL_PAGE_ALLOC))]
+type Mid = [u8; 5000];
+
+/// Allocates `n` uninitialised objects of `cache` into a new batch.
+#[cfg(all(CONFIG_FAILSLAB, CONFIG_FAIL_PAGE_ALLOC))]
+fn bulk<T, const N: usize>(
+    cache: &Cache<T>,
+    n: usize,
+    flags: crate::alloc::Flags,
+) -> (ObjBatch<'_, MaybeUninit<T>, N>, crate::error::Result) {
+    let mut batch = ObjBatch::new(cache.uninit());
+    let result = batch.alloc(n, flags);
+    // A failure leaves the batch as it was: empty.
+    check!(result.is_ok() || batch.is_empty());
+    (batch, result)
+}
+
+/// `fail_page_alloc` fails every page allocation it may for this task if a `GFP_NOWAIT` object
+/// of a fresh `Big` cache cannot be had.
+#[cfg(all(CONFIG_FAILSLAB, CONFIG_FAIL_PAGE_ALLOC))]
+fn page_faults_armed() -> bool {
+    match KmemCache::<Big>::new(c"rust_slab_bulk_probe", CacheFlags::NO_MERGE) {
+        Ok(cache) => cache.alloc_uninit(GFP_NOWAIT).is_err(),
+        Err(_) => false,
+    }
+}
+
+/// Every fault point of a sequence of single and bulk requests, one at a time: each fails at
+/// most one request, with `ENOMEM`, all or nothing, and the others are unaffected; every request
+/// of the sequence is failed by one of them; nothing leaks.
+///
+/// The objects are small, so their slabs are of order 0, which `fail_page_alloc` leaves alone:
+/// a request's own fault point is `failslab`'s, before it allocates anything. Debug options add
+/// points that do not fail a request (kmemleak's metadata falls back to its pool, KASAN's stack
+/// depot does without).
+#[cfg(all(CONFIG_FAILSLAB, CONFIG_FAIL_PAGE_ALLOC))]
+pub(crate) fn bulk_fault_nth() {
+    // Bulk sizes; 0 is a single-object request.
+    const REQUESTS: [usize; 9] = [1, 2, 0, 3, 8, 16, 0, 64, 33];
+    let mut failed_once = [false; REQUESTS.len()];
+    for nth in 1..=10_000 {
+        let Ok(cache) = KmemCache::<u64>::new(c"rust_slab_bulk_nth", CacheFlags::NO_MERGE) else {
+            check!(false);
+            return;
+        };
+        let mut batches = ObjBatch::<'_, MaybeUninit<u64>, 128>::new(cache.uninit());
+        let mut singles = ObjBatch::<'_, MaybeUninit<u64>, 8>::new(cache.uninit());
+        let (mut expected, mut failures) = (0, 0);
+        // `GFP_NOWAIT`: `failslab` ignores requests that may reclaim.
+        set_fail_nth(nth);
+        for (i, &n) in REQUESTS.iter().enumerate() {
+            let failed = if n == 0 {
+                match cache.alloc_uninit(GFP_NOWAIT) {
+                    Ok(obj) => singles.push(obj).is_err(),
+                    Err(e) => e == ENOMEM,
+                }
+            } else {
+                let before = batches.len();
+                let result = batches.alloc(n, GFP_NOWAIT);
+                check!(result.is_ok() == (batches.len() == before + n));
+                result == Err(ENOMEM)
+            };
+            if failed {
+                failures += 1;
+                failed_once[i] = true;
+            } else {
+                expected += n.max(1);
+            }
+        }
+        // Still armed: the sequence reached fewer than `nth` fault points; all were tried.
+        let fired = fail_nth() == 0;
+        set_fail_nth(0);
+        check!(failures <= 1 && (failures == 0 || fired));
+        check!(in_use(&cache) == expected);
+        drop((batches, singles));
+        check!(in_use(&cache) == 0);
+        if !fired {
+            break;
+        }
+    }
+    check!(failed_once.iter().all(|f| *f));
+}
+
+/// Every fault point of a bulk request of large objects, one at a time: `failslab`'s fails the
+/// request; a slab page's is absorbed by SLUB's retry at the minimum order (one injected
+/// failure cannot fail a request there). Nothing leaks either way.
+#[cfg(all(CONFIG_FAILSLAB, CONFIG_FAIL_PAGE_ALLOC))]
+pub(crate) fn bulk_fault_every_point() {
+    for n in [1, 2, 3, 8, 16] {
+        let mut failures = 0;
+        for nth in 1.. {
+            let Ok(cache) = KmemCache::<Big>::new(c"rust_slab_bulk_point", CacheFlags::NO_MERGE)
+            else {
+                check!(false);
+                return;
+            };
+            set_fail_nth(nth);
+            let (batch, result) = bulk::<_, 16>(&cache, n, GFP_NOWAIT);
+            // Still armed: the request reached fewer than `nth` fault points; all were tried.
+            let fired = fail_nth() == 0;
+            set_fail_nth(0);
+            match result {
+                Ok(()) => check!(batch.len() == n && in_use(&cache) == n),
+                Err(e) => {
+                    check!(e == ENOMEM && fired && in_use(&cache) == 0);
+                    failures += 1;
+                }
+            }
+            drop(batch);
+            check!(in_use(&cache) == 0);
+            if !fired {
+                // `failslab`'s point and at least one page per object were reached.
+                check!(nth as usize > n + 1);
+                break;
+            }
+        }
+        check!(failures == 1);
+    }
+}
+
+/// A bulk request failing at every position `k` of the request: the per-CPU freelist is left
+/// with exactly `k` objects, so the request takes `k` objects and then needs a new slab, which
+/// `fail_page_alloc` refuses. The request is `ENOMEM`, the `k` objects it had are freed, and
+/// nothing leaks.
+///
+/// Needs `fail_page_alloc` set to fail every page allocation it may for the tasks marked with
+/// `make_it_fail` (debugfs: `task-filter` Y, `probability` 100, `interval` 1, `times` -1), which
+/// `make test` does in a dedicated boot before running the suite again; skipped otherwise.
+#[cfg(all(CONFIG_FAILSLAB, CONFIG_FAIL_PAGE_ALLOC))]
+pub(crate) fn bulk_fault_positions() {
+    let _marked = MakeItFail::new();
+    if !page_faults_armed() {
+        skip("fail_page_alloc is not set up for tasks with make_it_fail (see make test)");
+        return;
+    }
+    let per_slab = match KmemCache::<Mid>::new(c"rust_slab_bulk_pos", CacheFlags::NO_MERGE) {
+        Ok(cache) => {
+            let obj = cache.alloc_uninit(GFP_KERNEL);
+            check!(obj.is_ok());
+            objects_per_slab(&cache)
+        }
+        Err(_) => 0,
+    };
+    check!(per_slab > 1 && per_slab <= 64);
+    let mut positions = 0;
+    for k in 0..per_slab.min(64) {
+        let Ok(cache) = KmemCache::<Mid>::new(c"rust_slab_bulk_pos", CacheFlags::NO_MERGE) else {
+            check!(false);
+            return;
+        };
+        // Objects taken with `GFP_KERNEL` (which may reclaim, so `fail_page_alloc` lets it be)
+        // make a slab and leave `k` objects of it on the per-CPU freelist.
+        let mut singles = ObjBatch::<'_, MaybeUninit<Mid>, 64>::new(cache.uninit());
+        let taken = if k == 0 { 0 } else { per_slab - k };
+        while singles.len() < taken {
+            let Ok(obj) = cache.alloc_uninit(GFP_KERNEL) else {
+                check!(false);
+                return;
+            };
+            check!(singles.push(obj).is_ok());
+        }
+        check!(in_use(&cache) == taken);
+        // `k + 1` objects: `k` from the freelist, then a new slab is needed and refused.
+        let (batch, result) = bulk::<_, 64>(&cache, k + 1, GFP_NOWAIT);
+        check!(result == Err(ENOMEM) && batch.is_empty());
+        check!(in_use(&cache) == taken);
+        // The `k` objects it had went back to the freelist: `k` can be had without a new slab.
+        if k > 0 {
+            let (batch, result) = bulk::<_, 64>(&cache, k, GFP_NOWAIT);
+            check!(result.is_ok() && batch.len() == k);
+            check!(in_use(&cache) == per_slab);
+        }
+        drop(singles);
+        check!(in_use(&cache) == 0);
+        positions += 1;
+    }
+    // Every position of a slab's worth of objects was tried.
+    check!(positions == per_slab);
+}

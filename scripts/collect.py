@@ -1,0 +1,205 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0
+"""Turn the console log of a benchmark run into results/*.json, markdown tables and a plot.
+
+The sample modules print one line per timed run (see samples/rust/bench_common.rs):
+
+    rfl_bench: bench=slab_bulk variant=raw_bulk bulk=16 run=3 objs=1048576 tsc=11534336 ns=4442112
+
+This script computes per-object cycles and nanoseconds for every run, then per (bench, variant,
+bulk) the minimum, median and maximum over the runs, and writes one record per group:
+
+    {"bench", "variant", "bulk", "cycles": {"min", "median", "max"}, "ns": {...}, "runs",
+     "kernel", "config", "cpu", "tsc_mhz", "where"}
+
+usage: collect.py LOG --where uml|qemu --config KERNEL/.config --out DIR [--stamp STAMP]
+"""
+
+import argparse
+import datetime
+import hashlib
+import json
+import os
+import re
+import statistics
+import sys
+
+LINE = re.compile(
+    r"rfl_bench: bench=(?P<bench>\S+) variant=(?P<variant>\S+) bulk=(?P<bulk>\d+) "
+    r"run=(?P<run>\d+) objs=(?P<objs>\d+) tsc=(?P<tsc>\d+) ns=(?P<ns>\d+)"
+)
+INIT = re.compile(r"rfl_guest: init up: (?P<release>\S+)")
+CPU = re.compile(r"rfl_guest: cpu (?P<cpu>.+?)\s*$")
+
+# How each benchmark's table is laid out: the variants in column order, and the ratios shown
+# (numerator variant, denominator variant, column title).
+LAYOUT = {
+    "slab_bulk": {
+        "title": "slab_bulk: 256-byte objects, alloc+free, per object",
+        "variants": ["raw_single", "raw_bulk", "ours_single", "ours_bulk"],
+        "ratios": [
+            ("ours_single", "raw_single", "ours/raw single"),
+            ("ours_bulk", "raw_bulk", "ours/raw bulk"),
+            ("raw_bulk", "raw_single", "bulk/single (C)"),
+        ],
+    },
+}
+
+
+def parse(log):
+    runs, env = [], {}
+    with open(log, errors="replace") as f:
+        for line in f:
+            if m := LINE.search(line):
+                r = m.groupdict()
+                objs = int(r["objs"])
+                if objs == 0:
+                    continue
+                runs.append(
+                    {
+                        "bench": r["bench"],
+                        "variant": r["variant"],
+                        "bulk": int(r["bulk"]),
+                        "run": int(r["run"]),
+                        "cycles": int(r["tsc"]) / objs,
+                        "ns": int(r["ns"]) / objs,
+                        "tsc_per_ns": int(r["tsc"]) / int(r["ns"]) if int(r["ns"]) else None,
+                    }
+                )
+            elif m := INIT.search(line):
+                env["kernel"] = m["release"]
+            elif m := CPU.search(line):
+                env["cpu"] = m["cpu"]
+    return runs, env
+
+
+def spread(values):
+    return {
+        "min": round(min(values), 3),
+        "median": round(statistics.median(values), 3),
+        "max": round(max(values), 3),
+    }
+
+
+def summarise(runs, env):
+    groups = {}
+    for r in runs:
+        groups.setdefault((r["bench"], r["variant"], r["bulk"]), []).append(r)
+    records = []
+    for (bench, variant, bulk), rs in sorted(groups.items()):
+        records.append(
+            {
+                "bench": bench,
+                "variant": variant,
+                "bulk": bulk,
+                "cycles": spread([r["cycles"] for r in rs]),
+                "ns": spread([r["ns"] for r in rs]),
+                "runs": len(rs),
+                **env,
+            }
+        )
+    return records
+
+
+def cell(rec, key):
+    s = rec[key]
+    return f"{s['median']:.1f} ({s['min']:.1f}-{s['max']:.1f})"
+
+
+def table(bench, records):
+    layout = LAYOUT.get(bench, {"title": bench, "variants": None, "ratios": []})
+    by = {(r["variant"], r["bulk"]): r for r in records if r["bench"] == bench}
+    variants = layout["variants"] or sorted({v for v, _ in by})
+    variants = [v for v in variants if any(k[0] == v for k in by)]
+    bulks = sorted({b for _, b in by})
+    env = next(iter(by.values()))
+    out = [
+        f"### {layout['title']} ({env['where']})",
+        "",
+        f"kernel {env.get('kernel', '?')}, config {env['config']}, {env.get('cpu', '?')}, "
+        f"TSC {env['tsc_mhz']} MHz; median (min-max) of {env['runs']} runs",
+        "",
+    ]
+    head = ["bulk"] + [f"{v} cycles" for v in variants] + [f"{v} ns" for v in variants]
+    head += [t for _, _, t in layout["ratios"]]
+    out.append("| " + " | ".join(head) + " |")
+    out.append("|" + "---|" * len(head))
+    for b in bulks:
+        row = [str(b)]
+        row += [cell(by[(v, b)], "cycles") if (v, b) in by else "" for v in variants]
+        row += [f"{by[(v, b)]['ns']['median']:.2f}" if (v, b) in by else "" for v in variants]
+        for num, den, _ in layout["ratios"]:
+            if (num, b) in by and (den, b) in by:
+                row.append(f"{by[(num, b)]['cycles']['median'] / by[(den, b)]['cycles']['median']:.3f}")
+            else:
+                row.append("")
+        out.append("| " + " | ".join(row) + " |")
+    return "\n".join(out) + "\n"
+
+
+def plot(bench, records, path):
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(9, 5.5))
+    variants = LAYOUT.get(bench, {}).get("variants") or sorted({r["variant"] for r in records})
+    for v in variants:
+        rs = sorted((r for r in records if r["bench"] == bench and r["variant"] == v), key=lambda r: r["bulk"])
+        if not rs:
+            continue
+        x = [r["bulk"] for r in rs]
+        med = [r["cycles"]["median"] for r in rs]
+        lo = [r["cycles"]["median"] - r["cycles"]["min"] for r in rs]
+        hi = [r["cycles"]["max"] - r["cycles"]["median"] for r in rs]
+        ax.errorbar(x, med, yerr=[lo, hi], marker="o", ms=3, capsize=2, label=v)
+    env = next(r for r in records if r["bench"] == bench)
+    ax.set_xscale("log", base=2)
+    ax.set_xlabel("bulk size (objects per call)")
+    ax.set_ylabel("TSC cycles per object (median, min-max)")
+    ax.set_title(f"{LAYOUT.get(bench, {}).get('title', bench)}\n{env.get('kernel', '')} {env['where']}, {env.get('cpu', '')}", fontsize=9)
+    ax.grid(True, which="both", alpha=0.3)
+    ax.set_ylim(bottom=0)
+    ax.legend()
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("log")
+    ap.add_argument("--where", required=True, choices=["uml", "qemu"])
+    ap.add_argument("--config", required=True, help="the kernel's .config")
+    ap.add_argument("--out", required=True)
+    ap.add_argument("--stamp", default=datetime.datetime.now(datetime.timezone.utc).strftime("%Y%m%dT%H%M%SZ"))
+    a = ap.parse_args()
+
+    runs, env = parse(a.log)
+    if not runs:
+        sys.exit(f"collect.py: no rfl_bench lines in {a.log}")
+    with open(a.config, "rb") as f:
+        env["config"] = hashlib.sha256(f.read()).hexdigest()[:16]
+    rates = sorted(r["tsc_per_ns"] for r in runs if r["tsc_per_ns"])
+    env["tsc_mhz"] = round(statistics.median(rates) * 1000, 1)
+    env["where"] = a.where
+    records = summarise(runs, env)
+
+    os.makedirs(a.out, exist_ok=True)
+    for bench in sorted({r["bench"] for r in records}):
+        mine = [r for r in records if r["bench"] == bench]
+        base = os.path.join(a.out, f"{bench}-{a.where}")
+        doc = {"stamp": a.stamp, "records": mine}
+        for path in (f"{base}-{a.stamp}.json", f"{base}.json"):
+            with open(path, "w") as f:
+                json.dump(doc, f, indent=1)
+        md = table(bench, mine)
+        with open(f"{base}.md", "w") as f:
+            f.write(md)
+        plot(bench, mine, f"{base}.png")
+        print(md)
+        print(f"(written: {base}.json, {base}-{a.stamp}.json, {base}.md, {base}.png)\n")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,75 @@
+#!/bin/sh
+# PID 1 of every guest the project boots: UML (root = the toolchain root over hostfs) and QEMU
+# (root = an initramfs).  It mounts the basics, runs the plan the host wrote (the file named by
+# rfl_plan= on the kernel command line, a shell snippet using the helpers below) and powers off.
+# Everything it reports goes to the console with an "rfl_" prefix, which the host parses.
+
+PATH=/bin:/sbin:/usr/bin:/usr/sbin
+export PATH
+
+mount -t proc proc /proc 2>/dev/null
+mount -t sysfs sysfs /sys 2>/dev/null
+mount -t debugfs debugfs /sys/kernel/debug 2>/dev/null
+mount -t devtmpfs devtmpfs /dev 2>/dev/null
+
+say() { echo "rfl_guest: $*" >/dev/console; }
+
+# load MODULE.ko [PARAMS...]: insmod, reporting success or the error.
+load() {
+	if out=$(insmod "$@" 2>&1); then
+		say "insmod ok $(basename "$1")"
+	else
+		say "insmod failed $(basename "$1"): $out"
+	fi
+}
+
+# unload NAME: rmmod, reporting the error if any.
+unload() {
+	rmmod "$1" 2>/dev/null || say "rmmod failed $1"
+}
+
+# kmemleak_report: scan twice (kmemleak reports only objects older than 5 s and seen in two
+# scans) and print what it found between markers.
+kmemleak_report() {
+	if [ ! -e /sys/kernel/debug/kmemleak ]; then
+		say "kmemleak unavailable"
+		return
+	fi
+	sleep 6
+	echo scan >/sys/kernel/debug/kmemleak
+	echo scan >/sys/kernel/debug/kmemleak
+	say "kmemleak begin"
+	cat /sys/kernel/debug/kmemleak >/dev/console
+	say "kmemleak end"
+}
+
+# fault_tasks_setup: make fail_page_alloc fail every page allocation it may, for the tasks that
+# set make_it_fail (the project's fault-injection tests mark themselves).
+fault_tasks_setup() {
+	d=/sys/kernel/debug/fail_page_alloc
+	echo Y >$d/task-filter && echo 100 >$d/probability && echo 1 >$d/interval &&
+		echo -1 >$d/times && echo 0 >$d/space && echo 0 >$d/verbose &&
+		say "fail_page_alloc: task-filter set up" || say "fail_page_alloc: setup failed"
+}
+
+# kunit_rerun SUITE: run a built-in KUnit suite again (debugfs) and print its KTAP results.
+kunit_rerun() {
+	if echo 1 >/sys/kernel/debug/kunit/$1/run; then
+		say "kunit results begin $1"
+		cat /sys/kernel/debug/kunit/$1/results >/dev/console
+		say "kunit results end $1"
+	else
+		say "kunit rerun failed $1"
+	fi
+}
+
+say "init up: $(uname -r) $(grep -c ^processor /proc/cpuinfo) cpu(s)"
+say "cpu $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//')"
+if [ -n "$rfl_plan" ] && [ -f "$rfl_plan" ]; then
+	. "$rfl_plan"
+else
+	say "no plan (rfl_plan=$rfl_plan)"
+fi
+say "plan done"
+sync
+poweroff -f 2>/dev/null || reboot -f

@@ -1,0 +1,61 @@
+# Shared settings and helpers for the project's scripts.  Sourced, not run.
+# shellcheck shell=bash
+
+set -euo pipefail
+
+PROJECT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+# Everything large lives outside the checkout so that warm runs reuse it and
+# a fresh clone stays small.  Override with CACHE_DIR=...
+CACHE_DIR=${CACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/rfl-bulk}
+ROOT=$CACHE_DIR/root                 # Debian 13 toolchain root
+TREE=$CACHE_DIR/linux                # 6.12 source + Kconfig.patch + overlay
+BUILD=$CACHE_DIR/build               # O= build directories, one per kernel
+
+# Pinned Debian 13 (trixie) packages: the toolchain is defined by this list.
+DEBIAN_MIRROR=${DEBIAN_MIRROR:-http://deb.debian.org/debian}
+DEBIAN_SUITE=trixie
+# shellcheck source=scripts/pins.sh
+. "$PROJECT/scripts/pins.sh"
+
+log() { printf '[%s] %s\n' "$(date +%H:%M:%S)" "$*" >&2; }
+die() { printf 'error: %s\n' "$*" >&2; exit 1; }
+
+# in_root CMD...: run CMD inside the toolchain root.  The mounts (proc, a few
+# device nodes, /dev/shm for UML's memory file, the checkout and the cache)
+# are made in a private mount namespace and vanish when CMD exits, so the
+# root never holds host mounts that an rm -rf could walk into.
+in_root() {
+	[ -f "$ROOT/.complete" ] || die "no toolchain root at $ROOT: run 'make toolchain'"
+	unshare --mount --propagation private -- /bin/bash -c '
+		set -e
+		r=$1; shift; proj=$1; shift; cache=$1; shift
+		mount -t proc proc "$r/proc"
+		for d in null zero full random urandom tty; do
+			[ -e "$r/dev/$d" ] || touch "$r/dev/$d"
+			mount --bind "/dev/$d" "$r/dev/$d"
+		done
+		mkdir -p "$r/dev/shm" "$r/project" "$r/cache"
+		mount -t tmpfs -o size=8g shm "$r/dev/shm"
+		mount --bind "$proj" "$r/project"
+		mount --bind "$cache" "$r/cache"
+		exec chroot "$r" /usr/bin/env -i HOME=/root TERM=dumb \
+			PATH=/usr/local/bin:/usr/bin:/bin:/usr/sbin:/sbin \
+			LANG=C.UTF-8 TMPDIR=/dev/shm "$@"
+	' in_root "$ROOT" "$PROJECT" "$CACHE_DIR" "$@"
+}
+
+# Where the kernel work happens.  By default in the toolchain root, where the checkout is
+# /project and the cache /cache.  With KDIR=<a Rust-enabled 6.12+ tree>, on the host with the
+# user's own toolchain (LLVM= as for the kernel's make): no root is provisioned, the project is
+# overlaid on KDIR, and the builds go to $CACHE_DIR/build.
+LLVM=${LLVM:-1}
+if [ -n "${KDIR:-}" ]; then
+	KDIR=$(cd "$KDIR" && pwd)
+	TREE=$KDIR
+	G_PROJECT=$PROJECT G_CACHE=$CACHE_DIR G_TREE=$KDIR
+	krun() { env TMPDIR="${TMPDIR:-/tmp}" "$@"; }
+else
+	G_PROJECT=/project G_CACHE=/cache G_TREE=/cache/linux
+	krun() { in_root "$@"; }
+fi
+G_BUILD=$G_CACHE/build

@@ -1,0 +1,55 @@
+#!/usr/bin/env bash
+# Provision the Debian 13 toolchain root in $CACHE_DIR/root.
+#
+# Idempotent: a finished root carries .complete with the hash of the pinned
+# package list and is left alone while that hash matches.  Interrupt-safe: the
+# root is built in root.tmp and renamed only once verified, so a half-made
+# root is never mistaken for a finished one and is simply redone.
+. "$(dirname "$0")/lib.sh"
+
+want=$(printf '%s\n' "$DEBIAN_SUITE" "${ROOT_PACKAGES[@]}" | sha256sum | cut -c1-16)
+if [ -f "$ROOT/.complete" ] && [ "$(cat "$ROOT/.complete")" = "$want" ]; then
+	log "toolchain root up to date ($ROOT)"
+	exit 0
+fi
+
+command -v debootstrap >/dev/null || {
+	log "installing debootstrap on the host"
+	apt-get install -y debootstrap >/dev/null
+}
+
+# Never rm -rf a directory with something mounted below it.
+safe_rm() {
+	[ -e "$1" ] || return 0
+	if findmnt -rn -o TARGET | grep -q "^$(realpath "$1")"; then
+		die "$1 has mounts below it; unmount them first (findmnt | grep $1)"
+	fi
+	rm -rf "$1"
+}
+
+tmp=$ROOT.tmp
+mkdir -p "$CACHE_DIR"
+safe_rm "$tmp"
+log "debootstrap $DEBIAN_SUITE into $tmp"
+debootstrap --variant=minbase "$DEBIAN_SUITE" "$tmp" "$DEBIAN_MIRROR" >"$CACHE_DIR/debootstrap.log" 2>&1 ||
+	{ tail -20 "$CACHE_DIR/debootstrap.log"; die "debootstrap failed (log: $CACHE_DIR/debootstrap.log)"; }
+
+log "installing ${#ROOT_PACKAGES[@]} pinned packages"
+# Reuse in_root with the half-made root: mark it usable for the install only.
+echo installing >"$tmp/.complete"
+ROOT=$tmp in_root /bin/sh -c '
+	export DEBIAN_FRONTEND=noninteractive
+	apt-get update -q >/dev/null
+	apt-get install -y -q --no-install-recommends "$@" >/tmp/apt.log 2>&1 ||
+		{ tail -30 /tmp/apt.log; exit 1; }
+	apt-get clean
+' sh "${ROOT_PACKAGES[@]}" || die "package installation failed: a pin may have left the mirror (scripts/pins.sh)"
+
+log "verifying: linux-source tarball and rustc"
+ls "$tmp"/usr/src/linux-source-6.12.tar.xz >/dev/null || die "linux-source-6.12 tarball missing"
+ROOT=$tmp in_root rustc --version
+
+echo "$want" >"$tmp/.complete"
+safe_rm "$ROOT"
+mv "$tmp" "$ROOT"
+log "toolchain root ready: $ROOT"

@@ -1,0 +1,48 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! Userspace twin of the kernel's `kernel` crate.
+//!
+//! It mounts the very same source files as the kernel build (`rust/kernel/slab_bulk/`, and
+//! `rust/alf_queue/` through its crate) and supplies userspace stand-ins for exactly the
+//! `kernel` items they use: [`alloc`] (GFP flags, `KBox`), [`error`], [`types::Opaque`],
+//! [`prelude`], and a [`bindings`] module whose slab functions are a real userspace slab
+//! allocator with the kernel's bulk semantics. Doctests written as `use kernel::slab_bulk::...`
+//! therefore run both as KUnit tests in the kernel and as `cargo test` doctests here.
+
+pub mod alloc;
+pub mod bindings;
+pub mod error;
+pub mod prelude;
+pub mod types;
+
+#[path = "../rust/kernel/slab_bulk/mod.rs"]
+pub mod slab_bulk;
+
+pub use alf_queue;
+
+/// `kernel::kunit_assert!`: the assertion the shared tests use; `assert!` here.
+#[macro_export]
+macro_rules! kunit_assert {
+    ($name:literal, $file:literal, $diff:expr, $cond:expr $(,)?) => {
+        assert!($cond, "{}: {}: assertion failed: {}", $name, $file, stringify!($cond))
+    };
+}
+
+/// The shared tests of `slab_bulk`, run by `cargo test` over the userspace slab.
+#[cfg(test)]
+mod slab_bulk_selftest {
+    macro_rules! tests {
+        ($($(#[$attr:meta])* $name:ident),* $(,)?) => {
+            $(
+                $(#[$attr])*
+                #[test]
+                fn $name() {
+                    crate::bindings::setup_for_test(stringify!($name));
+                    crate::slab_bulk::selftest::$name();
+                }
+            )*
+        };
+    }
+
+    crate::slab_bulk::selftest::selftests!(tests);
+}

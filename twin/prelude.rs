@@ -1,0 +1,6 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! Stand-in for `kernel::prelude`, the part the shared code and doctests use.
+
+pub use crate::alloc::{flags::*, KBox};
+pub use crate::error::{code::*, Error, Result};
