@@ -156,8 +156,13 @@ impl<T, const N: usize> Ring<T, N> {
         // batch holds at least `k` initialised items at `as_ptr()`, outside the ring; their
         // ownership passes to the ring here.
         unsafe { self.slots.write(head, batch.as_ptr(), k) };
-        // SAFETY: The first `k` items now belong to the ring, and `k <= len`.
-        unsafe { batch.forget_front(k) };
+        if FIXED {
+            // SAFETY: All-or-nothing reserved all `k == len` items: they belong to the ring now.
+            unsafe { batch.set_len(0) };
+        } else {
+            // SAFETY: The first `k <= len` items now belong to the ring.
+            unsafe { batch.forget_front(k) };
+        }
         self.prod_commit::<MULTI>(head, head.wrapping_add(k as u32));
         Ok(k)
     }
