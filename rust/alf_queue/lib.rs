@@ -50,8 +50,11 @@
 //! A dequeue is the mirror image: reserve on `cons.head` against `prod.tail`, copy the items
 //! out, wait for `cons.tail` to reach the old head and store the new `cons.tail`, which hands
 //! the slots back to the producers. The single-producer (single-consumer) side skips the
-//! compare-and-swap (a plain store of `head`) and the wait (there is no earlier reservation
-//! to wait for).
+//! compare-and-swap and the wait (there is no earlier reservation to wait for): it stores
+//! `head` with a plain store, next to `tail` at its commit. It also keeps the other side's
+//! tail as it last read it on its own cache line, and reads the other side's line again only
+//! when that old value shows too little room (too few items): an old tail only understates
+//! what is available.
 //!
 //! The ordering argument, in short (each atomic access in `enqueue.rs` and `dequeue.rs` has a
 //! comment naming the access it pairs with):

@@ -19,14 +19,23 @@ use super::sync::{AtomicU32, Ordering};
 ///
 /// The alignment, 64 bytes, is one x86 cache line, the kernel's `L1_CACHE_BYTES` and the C
 /// original's `____cacheline_aligned_in_smp`: the producer pair, the consumer pair and the
-/// slots each start a line of their own. (Intel's adjacent-line prefetcher fetches lines in
-/// 128-byte pairs, which would argue for 128; see the README for what the benchmarks said.)
+/// slots each start a line of their own. Intel's adjacent-line prefetcher fetches lines in
+/// 128-byte pairs, which argues for 128 (crossbeam's `CachePadded` uses it); 128 was tried in
+/// the 1P1C benchmarks and made no difference that could be told from the noise of the loaded
+/// machine they ran on, so the kernel's value stays until an idle-machine run says otherwise.
 #[repr(C, align(64))]
 pub(crate) struct HeadTail {
     /// End of the reservations made on this side.
     pub(crate) head: AtomicU32,
     /// End of the operations completed and published on this side.
     pub(crate) tail: AtomicU32,
+    /// The other side's `tail` as this side last read it; used by the single-producer
+    /// (single-consumer) protocol only, and only by that one producer (consumer).
+    ///
+    /// It saves reading the other side's cache line while the value last read still shows
+    /// enough room (items): an older tail only understates what is available, and the slots
+    /// it covers were handed over by the acquire that read it.
+    pub(crate) other_tail: AtomicU32,
 }
 
 impl HeadTail {
@@ -36,6 +45,7 @@ impl HeadTail {
         Self {
             head: AtomicU32::new(start),
             tail: AtomicU32::new(start),
+            other_tail: AtomicU32::new(start),
         }
     }
 
@@ -44,6 +54,7 @@ impl HeadTail {
         Self {
             head: AtomicU32::new(start),
             tail: AtomicU32::new(start),
+            other_tail: AtomicU32::new(start),
         }
     }
 }
@@ -65,6 +76,15 @@ impl HeadTail {
 /// - `prod.tail .. prod.head`: reserved by producers, which are moving items in or have done so
 ///   and wait to commit; no one else touches them;
 /// - `prod.head .. cons.tail + N`: empty.
+///
+/// On a side run by the single-producer (single-consumer) protocol, `other_tail` is a value the
+/// other side's `tail` has had, no newer than it is now: `prod.head <= prod.other_tail + N`
+/// and `cons.head <= cons.other_tail`.
+///
+/// A side run by the single-producer (single-consumer) protocol does not publish its
+/// reservation: it reserves `head .. head + k` privately and stores `head` and then `tail` at
+/// its commit, so on that side `head == tail` outside that store, and the reserved slots are
+/// the ones from `tail` that the single operation in progress is filling (emptying).
 ///
 /// When no operation is in progress (in particular whenever we hold `&mut Ring`),
 /// `cons.head == cons.tail` and `prod.head == prod.tail`, so the queue holds exactly the items
@@ -133,7 +153,7 @@ impl<T, const N: usize> Ring<T, N> {
         #[cfg(not(loom))]
         {
             // SAFETY: `ptr` is valid for writes and aligned (caller), so are its fields. After
-            // these two writes every field is initialised: `slots` is an
+            // these two writes every field is initialised (padding needs no initialisation): `slots` is an
             // `UnsafeCell<[MaybeUninit<T>; N]>`, for which any bytes are a valid value.
             unsafe {
                 core::ptr::addr_of_mut!((*ptr).prod).write(HeadTail::new(start));
