@@ -55,6 +55,38 @@ use super::Error;
 /// assert!(q.is_empty());
 /// assert_eq!(q.dequeue(), None);
 /// ```
+///
+/// Items are owned: what is still queued when the queue goes away is dropped with it, once.
+///
+/// ```
+/// use core::cell::Cell;
+/// use kernel::alf_queue::{Batch, MpmcQueue};
+///
+/// struct Counted<'a>(&'a Cell<u32>);
+/// impl Drop for Counted<'_> {
+///     fn drop(&mut self) {
+///         self.0.set(self.0.get() + 1);
+///     }
+/// }
+///
+/// let drops = Cell::new(0);
+/// {
+///     // The indices cross u32::MAX while the items are in the queue.
+///     let q = MpmcQueue::<Counted<'_>, 4>::with_start_index(u32::MAX - 1);
+///     let mut batch = Batch::<Counted<'_>, 4>::new();
+///     for _ in 0..4 {
+///         assert!(batch.push(Counted(&drops)).is_ok());
+///     }
+///     assert!(q.enqueue_bulk(&mut batch).is_ok());
+///     assert!(q.enqueue(Counted(&drops)).is_err()); // Full: handed back and dropped here.
+///     assert_eq!(drops.get(), 1);
+///     assert!(q.dequeue_bulk(&mut batch, 3).is_ok());
+///     drop(batch.pop());
+///     assert_eq!(drops.get(), 2);
+///     // The batch (2 items) and the queue (1 item) are dropped here.
+/// }
+/// assert_eq!(drops.get(), 5);
+/// ```
 pub struct MpmcQueue<T, const N: usize> {
     ring: Ring<T, N>,
 }
