@@ -100,6 +100,57 @@ impl<T, const K: usize> Batch<T, K> {
         Ok(())
     }
 
+    /// Appends items taken from `iter` until the batch is full or `iter` ends, and returns how
+    /// many were appended.
+    ///
+    /// No more items are taken from `iter` than fit, so none is lost. Filling a batch this
+    /// way is cheaper than calling [`Batch::push`] in a loop: the length is kept in a register
+    /// and stored once, where each `push` stores it and the next one must read it back.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use kernel::alf_queue::Batch;
+    ///
+    /// let mut batch = Batch::<u32, 4>::new();
+    /// assert_eq!(batch.push(7), Ok(()));
+    /// let mut source = 0..10;
+    /// assert_eq!(batch.fill_from(&mut source), 3);
+    /// assert_eq!(batch.as_slice(), &[7, 0, 1, 2]);
+    /// assert_eq!(source.next(), Some(3)); // Nothing was taken that did not fit.
+    /// assert_eq!(batch.fill_from(4..), 0);
+    /// ```
+    #[inline]
+    pub fn fill_from<I: IntoIterator<Item = T>>(&mut self, iter: I) -> usize {
+        /// Stores the length when dropped, even if the iterator panics.
+        struct SetLenOnDrop<'a> {
+            len: &'a mut usize,
+            local: usize,
+        }
+        impl Drop for SetLenOnDrop<'_> {
+            #[inline]
+            fn drop(&mut self) {
+                *self.len = self.local;
+            }
+        }
+
+        let start = self.len;
+        let base = self.as_mut_ptr();
+        let mut guard = SetLenOnDrop {
+            len: &mut self.len,
+            local: start,
+        };
+        for item in iter.into_iter().take(K - start) {
+            // SAFETY: `take` stops at `K - start` items, so `guard.local < K`: the entry is
+            // inside the storage, and it is beyond the current length, so it holds no item.
+            unsafe { base.add(guard.local).write(item) };
+            // INVARIANT: The entry at `local` is now initialised; the length stored on drop
+            // covers exactly the entries written.
+            guard.local += 1;
+        }
+        guard.local - start
+    }
+
     /// Removes and returns the last item, if any.
     #[inline]
     pub fn pop(&mut self) -> Option<T> {

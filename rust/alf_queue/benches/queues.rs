@@ -10,7 +10,8 @@
 //!   nothing where the queue has that), the consumer takes up to `k` at a time.
 //! - `2p2c`: two of each, multi-producer multi-consumer queues only.
 //!
-//! Queues: ours (`alf_mpmc`, `alf_spsc`, bulk/burst API, or `_single` ops), crossbeam-queue
+//! Queues: ours (`alf_mpmc`, `alf_spsc`: batches filled with `Batch::fill_from` and moved with
+//! the bulk/burst API, or `_single`: one element per call), crossbeam-queue
 //! `ArrayQueue` and concurrent-queue `ConcurrentQueue::bounded` (one element per call, there
 //! is no bulk API), rtrb (chunks) and ringbuf (slices), both SPSC. All have 1024 slots and
 //! carry `usize` elements (the size of a pointer).
@@ -65,9 +66,7 @@ fn single_thread(c: &mut Criterion) {
             let mut b = Batch::<usize, MAX_K>::new();
             bch.iter_custom(|iters| {
                 per_element(iters, k, || {
-                    for i in 0..k {
-                        let _ = b.push(i);
-                    }
+                    b.fill_from(0..k);
                     q.enqueue_bulk(&mut b).unwrap();
                     q.dequeue_bulk(&mut b, k).unwrap();
                     black_box(b.as_slice().iter().sum::<usize>());
@@ -96,9 +95,7 @@ fn single_thread(c: &mut Criterion) {
             let mut b = Batch::<usize, MAX_K>::new();
             bch.iter_custom(|iters| {
                 per_element(iters, k, || {
-                    for i in 0..k {
-                        let _ = b.push(i);
-                    }
+                    b.fill_from(0..k);
                     tx.enqueue_bulk(&mut b).unwrap();
                     rx.dequeue_bulk(&mut b, k).unwrap();
                     black_box(b.as_slice().iter().sum::<usize>());
@@ -258,9 +255,7 @@ fn alf_mpmc_jobs<'q>(
             let mut sent = 0;
             while sent < per_producer {
                 let n = (k as u64).min(per_producer - sent);
-                for i in 0..n {
-                    let _ = b.push(i as usize);
-                }
+                b.fill_from(0..n as usize);
                 if n == 1 {
                     let mut item = b.pop().unwrap();
                     let mut spins = 0;
@@ -393,9 +388,7 @@ fn one_producer_one_consumer(c: &mut Criterion) {
                             let mut sent = 0;
                             while sent < per_producer {
                                 let n = (k as u64).min(per_producer - sent);
-                                for i in 0..n {
-                                    let _ = b.push(i as usize);
-                                }
+                                b.fill_from(0..n as usize);
                                 let mut spins = 0;
                                 if n == 1 {
                                     let mut item = b.pop().unwrap();

@@ -101,6 +101,42 @@ fn batch_basics() {
 }
 
 #[test]
+fn batch_fill_from() {
+    let books = Books::default();
+    {
+        let mut b = Batch::<Tracked, 4>::new();
+        b.push(books.make()).unwrap();
+        let mut made = 0;
+        {
+            let mut source = std::iter::from_fn(|| {
+                made += 1;
+                Some(books.make())
+            });
+            assert_eq!(b.fill_from(&mut source), 3);
+            assert!(b.is_full());
+            assert_eq!(b.fill_from(&mut source), 0);
+        }
+        // Nothing was taken from the source that did not fit.
+        assert_eq!(made, 3);
+        assert_eq!(books.live(), 4);
+        b.clear();
+        // An iterator that panics half-way: what was appended stays owned by the batch.
+        let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            let mut i = 0;
+            b.fill_from(std::iter::from_fn(|| {
+                i += 1;
+                assert!(i < 3, "source failed");
+                Some(books.make())
+            }))
+        }));
+        assert!(r.is_err());
+        assert_eq!(b.len(), 2);
+        assert_eq!(books.live(), 2);
+    }
+    books.check_all_dropped();
+}
+
+#[test]
 fn batch_zero_capacity() {
     let mut b = Batch::<u32, 0>::new();
     assert!(b.is_empty() && b.is_full());
