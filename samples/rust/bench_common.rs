@@ -124,8 +124,7 @@ macro_rules! module_param_uint {
             static mut PARAM: kernel::bindings::kernel_param = kernel::bindings::kernel_param {
                 name: concat!($name, "\0").as_ptr().cast(),
                 mod_: core::ptr::null_mut(),
-                // SAFETY: Only the address of the kernel's ops table is taken.
-                ops: unsafe { core::ptr::addr_of!(kernel::bindings::param_ops_uint) },
+                ops: core::ptr::addr_of!(kernel::bindings::param_ops_uint),
                 perm: 0,
                 level: -1,
                 flags: 0,
@@ -165,8 +164,7 @@ macro_rules! module_param_string {
             static mut PARAM: kernel::bindings::kernel_param = kernel::bindings::kernel_param {
                 name: concat!($name, "\0").as_ptr().cast(),
                 mod_: core::ptr::null_mut(),
-                // SAFETY: Only the address of the kernel's ops table is taken.
-                ops: unsafe { core::ptr::addr_of!(kernel::bindings::param_ops_string) },
+                ops: core::ptr::addr_of!(kernel::bindings::param_ops_string),
                 perm: 0,
                 level: -1,
                 flags: 0,

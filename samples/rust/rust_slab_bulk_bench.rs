@@ -57,6 +57,9 @@ module_param_uint!(OBJS, "objs", 1 << 20);
 module_param_uint!(RUNS, "runs", 5);
 module_param_uint!(NOMERGE, "nomerge", 0);
 
+/// The four ways, in the order each repetition runs them.
+const VARIANTS: [&str; 4] = ["raw_single", "raw_bulk", "ours_single", "ours_bulk"];
+
 struct SlabBulkBench;
 
 /// The state of the timed loops: the cache and the object arrays, on the heap.
@@ -101,10 +104,9 @@ impl Bench<'_, '_> {
 
     /// `kernel::slab_bulk`, one object at a time.
     fn ours_single(&mut self, n: usize, loops: usize) {
-        let cache = self.cache.uninit();
         for _ in 0..loops {
             for _ in 0..n {
-                if let Ok(obj) = cache.alloc_uninit(GFP_KERNEL) {
+                if let Ok(obj) = self.cache.alloc_uninit(GFP_KERNEL) {
                     // The batch has room for `n <= MAX_BULK` objects of its own cache.
                     let _ = self.batch.push(obj);
                 }
@@ -155,13 +157,6 @@ impl kernel::Module for SlabBulkBench {
             runs,
             nomerge as u32
         );
-        type Variant = for<'a, 'c, 'b> fn(&'a mut Bench<'c, 'b>, usize, usize);
-        let variants: [(&str, Variant); 4] = [
-            ("raw_single", Bench::raw_single),
-            ("raw_bulk", Bench::raw_bulk),
-            ("ours_single", Bench::ours_single),
-            ("ours_bulk", Bench::ours_bulk),
-        ];
         for n in bench::parse_list(bench::c_buf(sizes)) {
             if n == 0 || n > MAX_BULK {
                 pr_warn!("rust_slab_bulk_bench: bulk size {} skipped (1..={})\n", n, MAX_BULK);
@@ -169,9 +164,14 @@ impl kernel::Module for SlabBulkBench {
             }
             let loops = (objs / n).max(1);
             for run in 0..=runs {
-                for (name, f) in &variants {
+                for name in VARIANTS {
                     bench::pause();
-                    let r = bench::time((loops * n) as u64, || f(&mut b, n, loops));
+                    let r = bench::time((loops * n) as u64, || match name {
+                        "raw_single" => b.raw_single(n, loops),
+                        "raw_bulk" => b.raw_bulk(n, loops),
+                        "ours_single" => b.ours_single(n, loops),
+                        _ => b.ours_bulk(n, loops),
+                    });
                     // Run 0 warms the caches up and is not reported.
                     if run > 0 {
                         bench::report("slab_bulk", name, n, run, &r);

@@ -160,7 +160,9 @@ impl<T> Cache<T> {
     /// Returns how many objects of this cache are allocated right now.
     ///
     /// Flushes the per-CPU slabs and releases empty slabs first (`kmem_cache_shrink`), which
-    /// makes the count exact; meant for tests that check for leaks. Returns [`None`] when the
+    /// makes the count exact; meant for tests that check for leaks. The slab allocator may merge
+    /// a cache with other caches of compatible size, and then counts their objects too: create
+    /// the cache with [`CacheFlags::NO_MERGE`] for a count of its own. Returns [`None`] when the
     /// kernel keeps no counts (`CONFIG_SLUB_DEBUG` unset). Process context only: it may sleep.
     pub fn objects_in_use(&self) -> Option<usize> {
         #[cfg(CONFIG_SLUB_DEBUG)]

@@ -15,8 +15,12 @@
 //! test's own task only, through `task-filter` and `make_it_fail` ([`bulk_fault_positions`]).
 
 use super::{Cache, CacheFlags, FreeBatch, KmemCache, Obj, ObjBatch};
-use crate::alloc::flags::{GFP_KERNEL, GFP_NOWAIT};
-use crate::error::code::{EINVAL, ENOMEM};
+use crate::alloc::flags::GFP_KERNEL;
+#[cfg(all(CONFIG_FAILSLAB, CONFIG_FAIL_PAGE_ALLOC))]
+use crate::alloc::flags::GFP_NOWAIT;
+use crate::error::code::EINVAL;
+#[cfg(all(CONFIG_FAILSLAB, CONFIG_FAIL_PAGE_ALLOC))]
+use crate::error::code::ENOMEM;
 use core::mem::MaybeUninit;
 use core::sync::atomic::{AtomicUsize, Ordering};
 
@@ -67,6 +71,8 @@ impl Drop for Counted<'_> {
     }
 }
 
+/// The objects of `cache` in use; the test caches are created with `NO_MERGE`, so that the
+/// count is theirs alone.
 fn in_use<T>(cache: &Cache<T>) -> usize {
     let n = cache.objects_in_use();
     check!(n.is_some());
@@ -92,7 +98,7 @@ pub(crate) fn single_alloc_free() {
     #[repr(align(64))]
     struct Aligned([u8; 100]);
 
-    let Ok(cache) = KmemCache::<Aligned>::new(c"rust_slab_bulk_single", CacheFlags::NONE) else {
+    let Ok(cache) = KmemCache::<Aligned>::new(c"rust_slab_bulk_single", CacheFlags::NO_MERGE) else {
         check!(false);
         return;
     };
@@ -161,7 +167,7 @@ pub(crate) fn bulk_every_size() {
 
 /// Sizes outside `1..=room` are `EINVAL` and change nothing.
 pub(crate) fn bulk_size_errors() {
-    let Ok(cache) = KmemCache::<u64>::new(c"rust_slab_bulk_einval", CacheFlags::NONE) else {
+    let Ok(cache) = KmemCache::<u64>::new(c"rust_slab_bulk_einval", CacheFlags::NO_MERGE) else {
         check!(false);
         return;
     };
@@ -180,7 +186,7 @@ pub(crate) fn bulk_size_errors() {
 /// Every path that ends an object's life drops its `T` exactly once and frees it.
 pub(crate) fn every_drop_path() {
     let drops = AtomicUsize::new(0);
-    let Ok(cache) = KmemCache::<Counted<'_>>::new(c"rust_slab_bulk_drops", CacheFlags::NONE)
+    let Ok(cache) = KmemCache::<Counted<'_>>::new(c"rust_slab_bulk_drops", CacheFlags::NO_MERGE)
     else {
         check!(false);
         return;
@@ -279,28 +285,6 @@ pub(crate) fn foreign_objects() {
     check!(in_use(&a) == 0);
 }
 
-/// Marks the running KUnit test skipped, with `reason`; in the twin, where the test wrapper
-/// sets up what a test needs, there is nothing to mark.
-fn skip(reason: &str) {
-    #[cfg(CONFIG_KUNIT)]
-    // SAFETY: `kunit_get_current_test` returns the running test or NULL; a running test's
-    // `struct kunit` is valid and only this task writes its status while the case runs.
-    unsafe {
-        let test = crate::bindings::kunit_get_current_test();
-        if !test.is_null() {
-            (*test).status = crate::bindings::kunit_status_KUNIT_SKIPPED;
-            let comment = &mut (*test).status_comment;
-            let n = reason.len().min(comment.len() - 1);
-            for (dst, src) in comment.iter_mut().zip(&reason.as_bytes()[..n]) {
-                *dst = *src as _;
-            }
-            comment[n] = 0;
-        }
-    }
-    #[cfg(not(CONFIG_KUNIT))]
-    let _ = reason;
-}
-
 /// Reads `current->fail_nth`.
 #[cfg(all(CONFIG_FAILSLAB, CONFIG_FAIL_PAGE_ALLOC))]
 fn fail_nth() -> u32 {
@@ -369,10 +353,11 @@ fn bulk<T, const N: usize>(
     (batch, result)
 }
 
-/// `fail_page_alloc` fails every page allocation it may for this task if a `GFP_NOWAIT` object
-/// of a fresh `Big` cache cannot be had.
+/// `fail_page_alloc` fails every page allocation it may for tasks marked with `make_it_fail` if
+/// this task, marked, cannot have a `GFP_NOWAIT` object of a fresh `Big` cache.
 #[cfg(all(CONFIG_FAILSLAB, CONFIG_FAIL_PAGE_ALLOC))]
 fn page_faults_armed() -> bool {
+    let _marked = MakeItFail::new();
     match KmemCache::<Big>::new(c"rust_slab_bulk_probe", CacheFlags::NO_MERGE) {
         Ok(cache) => cache.alloc_uninit(GFP_NOWAIT).is_err(),
         Err(_) => false,
@@ -472,21 +457,20 @@ pub(crate) fn bulk_fault_every_point() {
     }
 }
 
-/// A bulk request failing at every position `k` of the request: the per-CPU freelist is left
-/// with exactly `k` objects, so the request takes `k` objects and then needs a new slab, which
-/// `fail_page_alloc` refuses. The request is `ENOMEM`, the `k` objects it had are freed, and
-/// nothing leaks.
+/// A bulk request that needs a new slab at every position `k` of the request: the per-CPU
+/// freelist is left with exactly `k` objects, and `k + 1` are asked for.
 ///
-/// Needs `fail_page_alloc` set to fail every page allocation it may for the tasks marked with
-/// `make_it_fail` (debugfs: `task-filter` Y, `probability` 100, `interval` 1, `times` -1), which
-/// `make test` does in a dedicated boot before running the suite again; skipped otherwise.
+/// When `fail_page_alloc` fails every page allocation it may for this task (debugfs:
+/// `task-filter` Y, `probability` 100, `interval` 1, `times` -1, which `make test` sets up in a
+/// dedicated boot before running the suite again), the request fails at position `k`: it is
+/// `ENOMEM`, the `k` objects it had are freed, and nothing leaks. Otherwise the request gets its
+/// new slab and all `k + 1` objects, and nothing leaks either. The kernel log says which of the
+/// two ran (`rfl_test: slab_bulk positions armed=...`).
+///
+/// KUnit does not run a case again that was skipped once, so this case never skips.
 #[cfg(all(CONFIG_FAILSLAB, CONFIG_FAIL_PAGE_ALLOC))]
 pub(crate) fn bulk_fault_positions() {
-    let _marked = MakeItFail::new();
-    if !page_faults_armed() {
-        skip("fail_page_alloc is not set up for tasks with make_it_fail (see make test)");
-        return;
-    }
+    let armed = page_faults_armed();
     let per_slab = match KmemCache::<Mid>::new(c"rust_slab_bulk_pos", CacheFlags::NO_MERGE) {
         Ok(cache) => {
             let obj = cache.alloc_uninit(GFP_KERNEL);
@@ -502,8 +486,10 @@ pub(crate) fn bulk_fault_positions() {
             check!(false);
             return;
         };
-        // Objects taken with `GFP_KERNEL` (which may reclaim, so `fail_page_alloc` lets it be)
-        // make a slab and leave `k` objects of it on the per-CPU freelist.
+        // Objects taken while the task is not marked make a slab of the preferred order (with
+        // the task marked, SLUB's first try at an order above the minimum drops
+        // `__GFP_DIRECT_RECLAIM`, fails, and falls back to one-object slabs) and leave `k`
+        // objects of it on the per-CPU freelist.
         let mut singles = ObjBatch::<'_, MaybeUninit<Mid>, 64>::new(cache.uninit());
         let taken = if k == 0 { 0 } else { per_slab - k };
         while singles.len() < taken {
@@ -514,20 +500,36 @@ pub(crate) fn bulk_fault_positions() {
             check!(singles.push(obj).is_ok());
         }
         check!(in_use(&cache) == taken);
-        // `k + 1` objects: `k` from the freelist, then a new slab is needed and refused.
+        // `k + 1` objects: `k` from the freelist, then a new slab is needed.
+        let marked = MakeItFail::new();
         let (batch, result) = bulk::<_, 64>(&cache, k + 1, GFP_NOWAIT);
-        check!(result == Err(ENOMEM) && batch.is_empty());
-        check!(in_use(&cache) == taken);
-        // The `k` objects it had went back to the freelist: `k` can be had without a new slab.
-        if k > 0 {
-            let (batch, result) = bulk::<_, 64>(&cache, k, GFP_NOWAIT);
-            check!(result.is_ok() && batch.len() == k);
-            check!(in_use(&cache) == per_slab);
+        if armed {
+            // Refused: the request fails at position `k`.
+            check!(result == Err(ENOMEM) && batch.is_empty());
+            check!(in_use(&cache) == taken);
+            // The `k` objects it had went back to the freelist: `k` can be had without a slab.
+            if k > 0 {
+                let (batch, result) = bulk::<_, 64>(&cache, k, GFP_NOWAIT);
+                check!(result.is_ok() && batch.len() == k);
+                check!(in_use(&cache) == per_slab);
+            }
+        } else {
+            check!(result.is_ok() && batch.len() == k + 1);
+            check!(in_use(&cache) == taken + k + 1);
+            drop(batch);
+            check!(in_use(&cache) == taken);
         }
+        drop(marked);
         drop(singles);
         check!(in_use(&cache) == 0);
         positions += 1;
     }
     // Every position of a slab's worth of objects was tried.
     check!(positions == per_slab);
+    #[cfg(CONFIG_KUNIT)]
+    crate::pr_info!(
+        "rfl_test: slab_bulk positions armed={} positions={}\n",
+        armed as u8,
+        positions
+    );
 }
