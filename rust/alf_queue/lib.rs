@@ -41,7 +41,8 @@
 //!    forward by `n` with one compare-and-swap (retrying if another producer moved it first).
 //!    The slots `old head .. old head + n` are now this producer's alone.
 //! 2. **Copy** the items into those slots. This is a plain memory copy: for a bulk of `n` it
-//!    is at most two `memcpy`s, and no slot carries a per-item flag or sequence number.
+//!    is at most two straight runs (up to the end of the array, then from its start), copied
+//!    inline, and no slot carries a per-item flag or sequence number.
 //! 3. **Commit.** Wait until `prod.tail` equals the old head, that is until every producer
 //!    that reserved before us has committed, then store `prod.tail = old head + n`. Tails
 //!    therefore advance in reservation order and a consumer may read every slot below
