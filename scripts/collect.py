@@ -81,6 +81,20 @@ def spread(values):
     }
 
 
+def paired_ratios(runs):
+    """Per (bench, numerator, denominator, bulk): the median over repetitions of the ratio of the
+    two variants measured back to back in the same repetition (slow drift of the machine cancels
+    out, which medians of separate columns do not)."""
+    by = {(r["bench"], r["variant"], r["bulk"], r["run"]): r["cycles"] for r in runs}
+    out = {}
+    for bench, layout in LAYOUT.items():
+        for num, den, _ in layout["ratios"]:
+            for (b, v, bulk, run), cyc in by.items():
+                if b == bench and v == num and (b, den, bulk, run) in by:
+                    out.setdefault((bench, num, den, bulk), []).append(cyc / by[(b, den, bulk, run)])
+    return {k: spread(v) for k, v in out.items()}
+
+
 def summarise(runs, env):
     groups = {}
     for r in runs:
@@ -106,7 +120,7 @@ def cell(rec, key):
     return f"{s['median']:.1f} ({s['min']:.1f}-{s['max']:.1f})"
 
 
-def table(bench, records):
+def table(bench, records, ratios):
     layout = LAYOUT.get(bench, {"title": bench, "variants": None, "ratios": []})
     by = {(r["variant"], r["bulk"]): r for r in records if r["bench"] == bench}
     variants = layout["variants"] or sorted({v for v, _ in by})
@@ -117,7 +131,8 @@ def table(bench, records):
         f"### {layout['title']} ({env['where']})",
         "",
         f"kernel {env.get('kernel', '?')}, config {env['config']}, {env.get('cpu', '?')}, "
-        f"TSC {env['tsc_mhz']} MHz; median (min-max) of {env['runs']} runs",
+        f"TSC {env['tsc_mhz']} MHz; TSC cycles and ns per object, median (min-max) of "
+        f"{env['runs']} runs; ratios: median over the runs of the ratio within each run",
         "",
     ]
     head = ["bulk"] + [f"{v} cycles" for v in variants] + [f"{v} ns" for v in variants]
@@ -129,10 +144,8 @@ def table(bench, records):
         row += [cell(by[(v, b)], "cycles") if (v, b) in by else "" for v in variants]
         row += [f"{by[(v, b)]['ns']['median']:.2f}" if (v, b) in by else "" for v in variants]
         for num, den, _ in layout["ratios"]:
-            if (num, b) in by and (den, b) in by:
-                row.append(f"{by[(num, b)]['cycles']['median'] / by[(den, b)]['cycles']['median']:.3f}")
-            else:
-                row.append("")
+            r = ratios.get((bench, num, den, b))
+            row.append(f"{r['median']:.3f}" if r else "")
         out.append("| " + " | ".join(row) + " |")
     return "\n".join(out) + "\n"
 
@@ -172,6 +185,7 @@ def main():
     ap.add_argument("--where", required=True, choices=["uml", "qemu"])
     ap.add_argument("--config", required=True, help="the kernel's .config")
     ap.add_argument("--out", required=True)
+    ap.add_argument("--cpu", help="the CPU model, when the guest cannot tell it (UML says 'UML')")
     ap.add_argument("--stamp", default=datetime.datetime.now(datetime.timezone.utc).strftime("%Y%m%dT%H%M%SZ"))
     a = ap.parse_args()
 
@@ -183,17 +197,28 @@ def main():
     rates = sorted(r["tsc_per_ns"] for r in runs if r["tsc_per_ns"])
     env["tsc_mhz"] = round(statistics.median(rates) * 1000, 1)
     env["where"] = a.where
+    if a.cpu:
+        env["cpu"] = a.cpu
     records = summarise(runs, env)
+    ratios = paired_ratios(runs)
 
     os.makedirs(a.out, exist_ok=True)
     for bench in sorted({r["bench"] for r in records}):
         mine = [r for r in records if r["bench"] == bench]
         base = os.path.join(a.out, f"{bench}-{a.where}")
-        doc = {"stamp": a.stamp, "records": mine}
+        doc = {
+            "stamp": a.stamp,
+            "records": mine,
+            "ratios": [
+                {"bench": k[0], "numerator": k[1], "denominator": k[2], "bulk": k[3], "ratio": v}
+                for k, v in sorted(ratios.items())
+                if k[0] == bench
+            ],
+        }
         for path in (f"{base}-{a.stamp}.json", f"{base}.json"):
             with open(path, "w") as f:
                 json.dump(doc, f, indent=1)
-        md = table(bench, mine)
+        md = table(bench, mine, ratios)
         with open(f"{base}.md", "w") as f:
             f.write(md)
         plot(bench, mine, f"{base}.png")

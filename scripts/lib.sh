@@ -20,7 +20,8 @@ DEBIAN_SUITE=trixie
 log() { printf '[%s] %s\n' "$(date +%H:%M:%S)" "$*" >&2; }
 die() { printf 'error: %s\n' "$*" >&2; exit 1; }
 
-# in_root CMD...: run CMD inside the toolchain root.  The mounts (proc, a few
+# in_root CMD...: run CMD inside the toolchain root (under $RFL_TASKSET, e.g. "taskset -c 0",
+# when that is set).  The mounts (proc, a few
 # device nodes, /dev/shm for UML's memory file, the checkout and the cache)
 # are made in a private mount namespace and vanish when CMD exits, so the
 # root never holds host mounts that an rm -rf could walk into.
@@ -38,7 +39,7 @@ in_root() {
 		mount -t tmpfs -o size=8g shm "$r/dev/shm"
 		mount --bind "$proj" "$r/project"
 		mount --bind "$cache" "$r/cache"
-		exec chroot "$r" /usr/bin/env -i HOME=/root TERM=dumb \
+		exec ${RFL_TASKSET:-} chroot "$r" /usr/bin/env -i HOME=/root TERM=dumb \
 			PATH=/usr/local/bin:/usr/bin:/bin:/usr/sbin:/sbin \
 			LANG=C.UTF-8 TMPDIR=/dev/shm "$@"
 	' in_root "$ROOT" "$PROJECT" "$CACHE_DIR" "$@"
@@ -53,7 +54,7 @@ if [ -n "${KDIR:-}" ]; then
 	KDIR=$(cd "$KDIR" && pwd)
 	TREE=$KDIR
 	G_PROJECT=$PROJECT G_CACHE=$CACHE_DIR G_TREE=$KDIR
-	krun() { env TMPDIR="${TMPDIR:-/tmp}" "$@"; }
+	krun() { env TMPDIR="${TMPDIR:-/tmp}" ${RFL_TASKSET:-} "$@"; }
 else
 	G_PROJECT=/project G_CACHE=/cache G_TREE=/cache/linux
 	krun() { in_root "$@"; }

@@ -45,9 +45,18 @@ ROOT=$tmp in_root /bin/sh -c '
 	apt-get clean
 ' sh "${ROOT_PACKAGES[@]}" || die "package installation failed: a pin may have left the mirror (scripts/pins.sh)"
 
-log "verifying: linux-source tarball and rustc"
+log "verifying: linux-source-6.12 and the kernel's own check (make rustavailable)"
 ls "$tmp"/usr/src/linux-source-6.12.tar.xz >/dev/null || die "linux-source-6.12 tarball missing"
-ROOT=$tmp in_root rustc --version
+# scripts/rust_is_available.sh is what 'make rustavailable' runs; it needs only its own files.
+ROOT=$tmp in_root sh -c '
+	d=$(mktemp -d)
+	tar -xJf /usr/src/linux-source-6.12.tar.xz -C "$d" --strip-components=1 --wildcards \
+		"linux-source-6.12/scripts/rust_is_available*" linux-source-6.12/scripts/min-tool-version.sh \
+		linux-source-6.12/scripts/cc-version.sh
+	RUSTC=rustc BINDGEN=bindgen CC=clang sh "$d/scripts/rust_is_available.sh" && echo "Rust is available!"
+	rc=$?
+	rm -rf "$d"
+	exit $rc' || die "the toolchain root fails the kernel's rust_is_available.sh (see above)"
 
 echo "$want" >"$tmp/.complete"
 safe_rm "$ROOT"

@@ -20,6 +20,9 @@ pub mod slab_bulk;
 
 pub use alf_queue;
 
+#[cfg(doctest)]
+pub mod compile_fail;
+
 /// `kernel::kunit_assert!`: the assertion the shared tests use; `assert!` here.
 #[macro_export]
 macro_rules! kunit_assert {

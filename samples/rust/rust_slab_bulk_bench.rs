@@ -15,7 +15,13 @@
 //! - `bulk`: the bulk sizes, a comma-separated list (at most 4096 each);
 //! - `objs`: objects per timed run (the loop count is `objs / n`);
 //! - `runs`: timed repetitions per bulk size and variant (after one untimed warm-up);
-//! - `nomerge`: 1 to create the cache with `SLAB_NO_MERGE`.
+//! - `nomerge`: 1 (default) to create the cache with `SLAB_NO_MERGE`, 0 to let SLUB merge it
+//!   into a compatible cache (on UML, `:0000256`, whose slabs hold another user's objects too:
+//!   that doubles the cost at bulk sizes 32 to 128, seed 000's case for a cache of one's own);
+//! - `atomic`: 1 (default) to allocate with `GFP_ATOMIC` as the C original and the networking
+//!   code it models do, 0 for `GFP_KERNEL`;
+//! - `fresh`: 1 (default) to create the cache anew for every timed run and destroy it after, as
+//!   the C original does, 0 to keep one cache for the whole sweep.
 //!
 //! It prints one `rfl_bench:` line per run (see `bench_common.rs`) and stays loaded; unload it
 //! with `rmmod`.
@@ -53,31 +59,35 @@ module_param_string!(
     256,
     "1,2,3,4,8,16,30,32,34,48,64,128,158,250,512,768,1024,2048,4096"
 );
-module_param_uint!(OBJS, "objs", 1 << 20);
-module_param_uint!(RUNS, "runs", 5);
-module_param_uint!(NOMERGE, "nomerge", 0);
+module_param_uint!(OBJS, "objs", 1 << 21);
+module_param_uint!(RUNS, "runs", 11);
+module_param_uint!(NOMERGE, "nomerge", 1);
+module_param_uint!(ATOMIC, "atomic", 1);
+module_param_uint!(FRESH, "fresh", 1);
 
 /// The four ways, in the order each repetition runs them.
 const VARIANTS: [&str; 4] = ["raw_single", "raw_bulk", "ours_single", "ours_bulk"];
 
 struct SlabBulkBench;
 
-/// The state of the timed loops: the cache and the object arrays, on the heap.
-struct Bench<'c, 'b> {
+/// One timed run's setting: the cache, the arrays, the GFP flags in both forms.
+struct Run<'c, 'b> {
     cache: &'c Cache<Object>,
-    raw: KBox<[*mut c_void; MAX_BULK]>,
+    raw: &'b mut [*mut c_void; MAX_BULK],
     batch: &'b mut Batch<'c>,
+    flags: kernel::alloc::Flags,
+    gfp: bindings::gfp_t,
 }
 
-impl Bench<'_, '_> {
+impl Run<'_, '_> {
     /// C API, one object at a time.
     fn raw_single(&mut self, n: usize, loops: usize) {
         let s = self.cache.as_raw();
         let p = &mut self.raw[..n];
         for _ in 0..loops {
             for slot in p.iter_mut() {
-                // SAFETY: `s` is a live cache; GFP_KERNEL in process context.
-                *slot = unsafe { bindings::kmem_cache_alloc_noprof(s, bindings::GFP_KERNEL) };
+                // SAFETY: `s` is a live cache; the flags suit process context.
+                *slot = unsafe { bindings::kmem_cache_alloc_noprof(s, self.gfp) };
             }
             for obj in p.iter() {
                 if !obj.is_null() {
@@ -94,7 +104,7 @@ impl Bench<'_, '_> {
         let p = self.raw.as_mut_ptr();
         for _ in 0..loops {
             // SAFETY: `p` has room for `n <= MAX_BULK` pointers; IRQs are on (process context).
-            if unsafe { bindings::kmem_cache_alloc_bulk_noprof(s, bindings::GFP_KERNEL, n, p) } == 0 {
+            if unsafe { bindings::kmem_cache_alloc_bulk_noprof(s, self.gfp, n, p) } == 0 {
                 continue;
             }
             // SAFETY: The `n` objects were just allocated from `s`, none is NULL.
@@ -106,7 +116,7 @@ impl Bench<'_, '_> {
     fn ours_single(&mut self, n: usize, loops: usize) {
         for _ in 0..loops {
             for _ in 0..n {
-                if let Ok(obj) = self.cache.alloc_uninit(GFP_KERNEL) {
+                if let Ok(obj) = self.cache.alloc_uninit(self.flags) {
                     // The batch has room for `n <= MAX_BULK` objects of its own cache.
                     let _ = self.batch.push(obj);
                 }
@@ -120,69 +130,115 @@ impl Bench<'_, '_> {
     /// `kernel::slab_bulk`, in bulk.
     fn ours_bulk(&mut self, n: usize, loops: usize) {
         for _ in 0..loops {
-            if self.batch.alloc(n, GFP_KERNEL).is_ok() {
+            if self.batch.alloc(n, self.flags).is_ok() {
                 self.batch.free();
             }
         }
     }
 }
 
+/// The module's parameters, read once.
+struct Params {
+    sizes: &'static [core::ffi::c_char],
+    objs: usize,
+    runs: u32,
+    nomerge: bool,
+    atomic: bool,
+    fresh: bool,
+}
+
+fn params() -> Params {
+    // SAFETY: The parameters are written by the module loader before `init` runs, and never
+    // again (they have no sysfs file).
+    unsafe {
+        Params {
+            sizes: &*ptr::addr_of!(BULK),
+            objs: *ptr::addr_of!(OBJS) as usize,
+            runs: *ptr::addr_of!(RUNS),
+            nomerge: *ptr::addr_of!(NOMERGE) != 0,
+            atomic: *ptr::addr_of!(ATOMIC) != 0,
+            fresh: *ptr::addr_of!(FRESH) != 0,
+        }
+    }
+}
+
+/// Times `loops` rounds of `n` objects the way `variant` says, in `cache`.
+fn measure(
+    p: &Params,
+    cache: &Cache<Object>,
+    raw: &mut [*mut c_void; MAX_BULK],
+    variant: &str,
+    n: usize,
+    loops: usize,
+) -> Result<bench::Run> {
+    let mut slot = KBox::<Batch<'_>>::new_uninit(GFP_KERNEL)?;
+    let (flags, gfp) = if p.atomic {
+        (GFP_ATOMIC, bindings::GFP_ATOMIC)
+    } else {
+        (GFP_KERNEL, bindings::GFP_KERNEL)
+    };
+    let mut run = Run {
+        cache,
+        raw,
+        batch: ObjBatch::init_in_place(&mut slot, cache.uninit()),
+        flags,
+        gfp,
+    };
+    bench::pause();
+    let r = bench::time((loops * n) as u64, || match variant {
+        "raw_single" => run.raw_single(n, loops),
+        "raw_bulk" => run.raw_bulk(n, loops),
+        "ours_single" => run.ours_single(n, loops),
+        _ => run.ours_bulk(n, loops),
+    });
+    // The batch lives in `slot`, which does not drop it: it is empty after every variant.
+    Ok(r)
+}
+
 impl kernel::Module for SlabBulkBench {
     fn init(_module: &'static ThisModule) -> Result<Self> {
-        // SAFETY: The parameters are written by the module loader before `init` runs, and never
-        // again (they have no sysfs file).
-        let (objs, runs, nomerge, sizes) = unsafe {
-            (
-                *ptr::addr_of!(OBJS) as usize,
-                *ptr::addr_of!(RUNS),
-                *ptr::addr_of!(NOMERGE) != 0,
-                &*ptr::addr_of!(BULK),
-            )
-        };
+        let p = params();
         let mut flags = CacheFlags::HWCACHE_ALIGN;
-        if nomerge {
+        if p.nomerge {
             flags = flags | CacheFlags::NO_MERGE;
         }
-        let cache = KmemCache::<Object>::new(c"rust_slab_bulk_bench", flags)?;
-        let mut slot = KBox::<Batch<'_>>::new_uninit(GFP_KERNEL)?;
-        let batch = ObjBatch::init_in_place(&mut slot, cache.uninit());
-        let mut b = Bench {
-            cache: &cache,
-            raw: KBox::new([ptr::null_mut(); MAX_BULK], GFP_KERNEL)?,
-            batch,
-        };
+        let new_cache = || KmemCache::<Object>::new(c"rust_slab_bulk_bench", flags);
+        // One cache for the whole sweep, unless every run gets a fresh one.
+        let shared = if p.fresh { None } else { Some(new_cache()?) };
+        let mut raw = KBox::new([ptr::null_mut(); MAX_BULK], GFP_KERNEL)?;
         pr_info!(
-            "rfl_bench: start bench=slab_bulk objs={} runs={} nomerge={}\n",
-            objs,
-            runs,
-            nomerge as u32
+            "rfl_bench: start bench=slab_bulk objs={} runs={} nomerge={} atomic={} fresh={}\n",
+            p.objs,
+            p.runs,
+            p.nomerge as u32,
+            p.atomic as u32,
+            p.fresh as u32
         );
-        for n in bench::parse_list(bench::c_buf(sizes)) {
+        for n in bench::parse_list(bench::c_buf(p.sizes)) {
             if n == 0 || n > MAX_BULK {
                 pr_warn!("rust_slab_bulk_bench: bulk size {} skipped (1..={})\n", n, MAX_BULK);
                 continue;
             }
-            let loops = (objs / n).max(1);
-            for run in 0..=runs {
-                for name in VARIANTS {
-                    bench::pause();
-                    let r = bench::time((loops * n) as u64, || match name {
-                        "raw_single" => b.raw_single(n, loops),
-                        "raw_bulk" => b.raw_bulk(n, loops),
-                        "ours_single" => b.ours_single(n, loops),
-                        _ => b.ours_bulk(n, loops),
-                    });
+            let loops = (p.objs / n).max(1);
+            for run in 0..=p.runs {
+                for variant in VARIANTS {
+                    let fresh;
+                    let cache = match &shared {
+                        Some(cache) => cache,
+                        None => {
+                            fresh = new_cache()?;
+                            &fresh
+                        }
+                    };
+                    let r = measure(&p, cache, &mut raw, variant, n, loops)?;
                     // Run 0 warms the caches up and is not reported.
                     if run > 0 {
-                        bench::report("slab_bulk", name, n, run, &r);
+                        bench::report("slab_bulk", variant, n, run, &r);
                     }
                 }
             }
         }
         bench::done("slab_bulk");
-        // The batch lives in `slot`, which does not drop it: it is empty after every variant.
-        drop(b);
-        drop(slot);
         Ok(SlabBulkBench)
     }
 }

@@ -14,9 +14,10 @@ mount -t devtmpfs devtmpfs /dev 2>/dev/null
 
 say() { echo "rfl_guest: $*" >/dev/console; }
 
-# load MODULE.ko [PARAMS...]: insmod, reporting success or the error.
+# load MODULE.ko [PARAMS...]: insmod, reporting success or the error.  Busybox's insmod, also in
+# the Debian root: kmod's takes an uncompressed module for a compressed one here (EINVAL).
 load() {
-	if out=$(insmod "$@" 2>&1); then
+	if out=$(busybox insmod "$@" 2>&1); then
 		say "insmod ok $(basename "$1")"
 	else
 		say "insmod failed $(basename "$1"): $out"
@@ -25,7 +26,7 @@ load() {
 
 # unload NAME: rmmod, reporting the error if any.
 unload() {
-	rmmod "$1" 2>/dev/null || say "rmmod failed $1"
+	busybox rmmod "$1" 2>/dev/null || say "rmmod failed $1"
 }
 
 # kmemleak_report LABEL: scan twice (kmemleak reports only objects older than 5 s and seen in

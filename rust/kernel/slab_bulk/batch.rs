@@ -179,7 +179,9 @@ impl<'c, T, const N: usize> ObjBatch<'c, T, N> {
     /// Hands `obj` back if the batch is full or if `obj` belongs to another cache.
     #[inline]
     pub fn push(&mut self, obj: Obj<'c, T>) -> Result<(), Obj<'c, T>> {
-        if self.is_full() || !ptr::eq(obj.cache(), self.cache) {
+        // `>=` rather than `==` (the invariant makes them equal) lets the compiler see that the
+        // index below is in bounds and drop its check.
+        if self.len >= N || !ptr::eq(obj.cache(), self.cache) {
             return Err(obj);
         }
         self.objs[self.len].write(obj.into_raw());

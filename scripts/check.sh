@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# make check: the style and lint gates a kernel developer expects.
+#   - rustfmt: the kernel's 'make rustfmtcheck' (our files are in the tree), cargo fmt --check;
+#   - clippy: cargo clippy on the userspace workspace, and the kernel's Rust (the `kernel`
+#     crate with slab_bulk, alf_queue and the selftests, and the samples) with CLIPPY=1;
+#   - checkpatch.pl on Kconfig.patch (the C and Kconfig the project changes).
+. "$(dirname "$0")/lib.sh"
+
+fail=0
+gate() {
+	local name=$1
+	shift
+	log "$name"
+	if "$@"; then log "$name: ok"; else log "$name: FAILED"; fail=1; fi
+}
+
+gate "cargo fmt --check" cargo fmt --manifest-path "$PROJECT/Cargo.toml" --all --check
+gate "cargo clippy" cargo clippy --manifest-path "$PROJECT/Cargo.toml" --workspace --all-targets \
+	--release -- -D warnings
+gate "kernel rustfmtcheck" krun make -s -C "$G_TREE" O="$G_BUILD/x86-smp" LLVM="$LLVM" rustfmtcheck
+# CLIPPY=1 rebuilds the Rust objects through clippy-driver; a warning is a failure here.
+clippy_kernel() {
+	local kind=$1 arch=$2 out
+	out=$(krun make -C "$G_TREE" O="$G_BUILD/$kind" ARCH="$arch" LLVM="$LLVM" CLIPPY=1 \
+		-j"$(nproc)" rust/ samples/rust/ 2>&1) || { echo "$out" | tail -30; return 1; }
+	if echo "$out" | grep -E '^(warning|error)' >/dev/null; then
+		echo "$out" | grep -E -A8 '^(warning|error)' | head -80
+		return 1
+	fi
+}
+gate "kernel clippy (x86_64: samples, slab_bulk, alf_queue)" clippy_kernel x86-smp x86_64
+gate "kernel clippy (UML test: the fault-injection selftests)" clippy_kernel um-test um
+gate "checkpatch.pl Kconfig.patch" krun perl "$G_TREE/scripts/checkpatch.pl" --no-tree --no-signoff \
+	--strict --ignore FILE_PATH_CHANGES,COMMIT_MESSAGE "$G_PROJECT/Kconfig.patch"
+exit $fail

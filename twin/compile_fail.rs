@@ -1,0 +1,158 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! Misuse of `kernel::slab_bulk` that must not compile.
+//!
+//! Each example is a `compile_fail` doctest pinned to the error code it must fail with, so that
+//! an example failing for an unrelated reason (a typo, an API change) does not pass silently.
+//! The kernel's rustdoc never sees this module: it is the twin's.
+//!
+//! Using an object after it was freed (freeing consumes it):
+//!
+//! ```compile_fail,E0382
+//! use kernel::alloc::flags::GFP_KERNEL;
+//! use kernel::slab_bulk::{CacheFlags, KmemCache};
+//! let cache = KmemCache::<u64>::new(c"cf", CacheFlags::NONE).unwrap();
+//! let obj = cache.alloc(1, GFP_KERNEL).unwrap();
+//! drop(obj);
+//! let _read = *obj;
+//! ```
+//!
+//! Destroying a cache while one of its objects is alive:
+//!
+//! ```compile_fail,E0505
+//! use kernel::alloc::flags::GFP_KERNEL;
+//! use kernel::slab_bulk::{CacheFlags, KmemCache};
+//! let cache = KmemCache::<u64>::new(c"cf", CacheFlags::NONE).unwrap();
+//! let obj = cache.alloc(1, GFP_KERNEL).unwrap();
+//! drop(cache);
+//! drop(obj);
+//! ```
+//!
+//! ... or while a batch of its objects is alive:
+//!
+//! ```compile_fail,E0505
+//! use kernel::alloc::flags::GFP_KERNEL;
+//! use kernel::slab_bulk::{CacheFlags, KmemCache};
+//! let cache = KmemCache::<u64>::new(c"cf", CacheFlags::NONE).unwrap();
+//! let batch = cache.alloc_bulk::<8>(GFP_KERNEL).unwrap();
+//! drop(cache);
+//! drop(batch);
+//! ```
+//!
+//! Letting an object outlive its cache:
+//!
+//! ```compile_fail,E0515
+//! use kernel::alloc::flags::GFP_KERNEL;
+//! use kernel::slab_bulk::{CacheFlags, KmemCache, Obj};
+//! fn escape() -> Obj<'static, u64> {
+//!     let cache = KmemCache::<u64>::new(c"cf", CacheFlags::NONE).unwrap();
+//!     cache.alloc(1, GFP_KERNEL).unwrap()
+//! }
+//! ```
+//!
+//! Putting an object into a batch of another cache's type (objects of another cache of the
+//! same type are handed back at run time: `ObjBatch::push` returns them):
+//!
+//! ```compile_fail,E0308
+//! use kernel::alloc::flags::GFP_KERNEL;
+//! use kernel::slab_bulk::{CacheFlags, KmemCache, ObjBatch};
+//! let a = KmemCache::<u64>::new(c"cf_a", CacheFlags::NONE).unwrap();
+//! let b = KmemCache::<u32>::new(c"cf_b", CacheFlags::NONE).unwrap();
+//! let mut batch = ObjBatch::<'_, u64, 4>::new(&a);
+//! let _ = batch.push(b.alloc(1, GFP_KERNEL).unwrap());
+//! ```
+//!
+//! Freeing a raw object into a cache of one's choosing needs `unsafe`:
+//!
+//! ```compile_fail,E0133
+//! use core::ptr::NonNull;
+//! use kernel::alloc::flags::GFP_KERNEL;
+//! use kernel::slab_bulk::{CacheFlags, KmemCache, Obj};
+//! let a = KmemCache::<u64>::new(c"cf_a", CacheFlags::NONE).unwrap();
+//! let b = KmemCache::<u64>::new(c"cf_b", CacheFlags::NONE).unwrap();
+//! let raw: NonNull<u64> = a.alloc(1, GFP_KERNEL).unwrap().into_raw();
+//! drop(Obj::from_raw(&b, raw));
+//! ```
+//!
+//! Reading an uninitialised object:
+//!
+//! ```compile_fail,E0308
+//! use kernel::alloc::flags::GFP_KERNEL;
+//! use kernel::slab_bulk::{CacheFlags, KmemCache};
+//! let cache = KmemCache::<u64>::new(c"cf", CacheFlags::NONE).unwrap();
+//! let obj = cache.alloc_uninit(GFP_KERNEL).unwrap();
+//! let _read: u64 = *obj;
+//! ```
+//!
+//! ... or declaring it initialised without `unsafe`:
+//!
+//! ```compile_fail,E0133
+//! use kernel::alloc::flags::GFP_KERNEL;
+//! use kernel::slab_bulk::{CacheFlags, KmemCache};
+//! let cache = KmemCache::<u64>::new(c"cf", CacheFlags::NONE).unwrap();
+//! let obj = cache.alloc_uninit(GFP_KERNEL).unwrap().assume_init();
+//! ```
+//!
+//! ... or reading the objects of an uninitialised batch:
+//!
+//! ```compile_fail,E0308
+//! use kernel::alloc::flags::GFP_KERNEL;
+//! use kernel::slab_bulk::{CacheFlags, KmemCache};
+//! let cache = KmemCache::<u64>::new(c"cf", CacheFlags::NONE).unwrap();
+//! let batch = cache.alloc_bulk::<4>(GFP_KERNEL).unwrap();
+//! let _first: u64 = *batch.get(0).unwrap();
+//! ```
+//!
+//! A bulk allocation of zero objects:
+//!
+//! ```compile_fail,E0080
+//! use kernel::alloc::flags::GFP_KERNEL;
+//! use kernel::slab_bulk::{CacheFlags, KmemCache};
+//! let cache = KmemCache::<u64>::new(c"cf", CacheFlags::NONE).unwrap();
+//! let _batch = cache.alloc_bulk::<0>(GFP_KERNEL);
+//! ```
+//!
+//! A free batch with no room:
+//!
+//! ```compile_fail,E0080
+//! use kernel::slab_bulk::{CacheFlags, FreeBatch, KmemCache};
+//! let cache = KmemCache::<u64>::new(c"cf", CacheFlags::NONE).unwrap();
+//! let _done = FreeBatch::<'_, u64, 0>::new(&cache);
+//! ```
+//!
+//! Sending an object whose contents may not cross threads:
+//!
+//! ```compile_fail,E0277
+//! use kernel::alloc::flags::GFP_KERNEL;
+//! use kernel::slab_bulk::{CacheFlags, KmemCache};
+//! let cache = KmemCache::<std::rc::Rc<u8>>::new(c"cf", CacheFlags::NONE).unwrap();
+//! let obj = cache.alloc(std::rc::Rc::new(1), GFP_KERNEL).unwrap();
+//! std::thread::scope(|s| {
+//!     s.spawn(move || drop(obj));
+//! });
+//! ```
+//!
+//! The same code with its misuse removed compiles and runs, which shows that each example
+//! above fails for its misuse and nothing else:
+//!
+//! ```
+//! use kernel::alloc::flags::GFP_KERNEL;
+//! use kernel::slab_bulk::{CacheFlags, FreeBatch, KmemCache, ObjBatch};
+//! let a = KmemCache::<u64>::new(c"cf_a", CacheFlags::NONE).unwrap();
+//! let obj = a.alloc(1, GFP_KERNEL).unwrap();
+//! let _read = *obj;
+//! let mut batch = ObjBatch::<'_, u64, 4>::new(&a);
+//! assert!(batch.push(obj).is_ok());
+//! let uninit = a.alloc_uninit(GFP_KERNEL).unwrap();
+//! let init = uninit.write(7);
+//! assert_eq!(*init, 7);
+//! let bulk = a.alloc_bulk::<4>(GFP_KERNEL).unwrap().init_with(|i| i as u64);
+//! assert_eq!(*bulk.get(3).unwrap(), 3);
+//! let mut done = FreeBatch::<'_, u64, 1>::new(&a);
+//! done.add(init);
+//! std::thread::scope(|s| {
+//!     s.spawn(move || drop(bulk));
+//! });
+//! drop((batch, done));
+//! drop(a);
+//! ```
