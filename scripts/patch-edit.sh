@@ -22,7 +22,10 @@ open)
 	echo "edit files under $dir/b, then: $0 save"
 	;;
 save)
-	(cd "$dir" && diff -ruN a b) | sed -E 's/^(---|\+\+\+) ([ab]\/[^\t]*)\t.*/\1 \2/' >"$PROJECT/Kconfig.patch" || true
+	# A plain unified diff (no "diff -ruN" lines, no time stamps), which patch(1) and
+	# checkpatch.pl both read as a patch.
+	(cd "$dir" && diff -ruN a b) | sed -E '/^diff -ruN /d; s/^(---|\+\+\+) ([ab]\/[^\t]*)\t.*/\1 \2/' \
+		>"$PROJECT/Kconfig.patch" || true
 	grep -c '^+++ ' "$PROJECT/Kconfig.patch" | xargs printf 'Kconfig.patch: %s files\n'
 	;;
 *) echo "usage: $0 open [FILE...] | save" >&2; exit 2 ;;

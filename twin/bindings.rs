@@ -100,7 +100,10 @@ struct SlabState {
 }
 
 fn get_order(bytes: usize) -> u32 {
-    bytes.div_ceil(PAGE_SIZE).next_power_of_two().trailing_zeros()
+    bytes
+        .div_ceil(PAGE_SIZE)
+        .next_power_of_two()
+        .trailing_zeros()
 }
 
 /// SLUB's `calculate_order` for one CPU, without the fraction-of-waste refinement.
@@ -215,7 +218,8 @@ impl kmem_cache {
         st.slabs.push((base, layout));
         let objects = layout.size() / self.stride;
         // Pushed in reverse so that objects are handed out in address order.
-        st.free.extend((0..objects).rev().map(|i| base + i * self.stride));
+        st.free
+            .extend((0..objects).rev().map(|i| base + i * self.stride));
         Some(())
     }
 

@@ -27,7 +27,13 @@ pub mod compile_fail;
 #[macro_export]
 macro_rules! kunit_assert {
     ($name:literal, $file:literal, $diff:expr, $cond:expr $(,)?) => {
-        assert!($cond, "{}: {}: assertion failed: {}", $name, $file, stringify!($cond))
+        assert!(
+            $cond,
+            "{}: {}: assertion failed: {}",
+            $name,
+            $file,
+            stringify!($cond)
+        )
     };
 }
 

@@ -96,12 +96,16 @@ pub(crate) fn pause() {
 /// Parses a comma-separated list of unsigned integers; an entry that does not parse is skipped.
 pub(crate) fn parse_list(s: &[u8]) -> impl Iterator<Item = usize> + '_ {
     s.split(|b| *b == b',').filter_map(|part| {
-        let part = part.trim_ascii();
-        if part.is_empty() || !part.iter().all(u8::is_ascii_digit) {
+        // Spaces around an entry are allowed (`trim_ascii` is newer than the kernel's MSRV).
+        let start = part.iter().position(|b| !b.is_ascii_whitespace())?;
+        let end = part.iter().rposition(|b| !b.is_ascii_whitespace())? + 1;
+        let part = &part[start..end];
+        if !part.iter().all(u8::is_ascii_digit) {
             return None;
         }
-        part.iter()
-            .try_fold(0usize, |n, d| n.checked_mul(10)?.checked_add((d - b'0') as usize))
+        part.iter().try_fold(0usize, |n, d| {
+            n.checked_mul(10)?.checked_add((d - b'0') as usize)
+        })
     })
 }
 

@@ -216,7 +216,11 @@ impl kernel::Module for SlabBulkBench {
         );
         for n in bench::parse_list(bench::c_buf(p.sizes)) {
             if n == 0 || n > MAX_BULK {
-                pr_warn!("rust_slab_bulk_bench: bulk size {} skipped (1..={})\n", n, MAX_BULK);
+                pr_warn!(
+                    "rust_slab_bulk_bench: bulk size {} skipped (1..={})\n",
+                    n,
+                    MAX_BULK
+                );
                 continue;
             }
             let loops = (p.objs / n).max(1);

@@ -284,7 +284,12 @@ impl<'c, T, const N: usize> ObjBatch<'c, T, N> {
     /// Allocates `n` objects in one bulk call, initialises the `i`-th new one to `init(i)` and
     /// appends them. Errors as [`ObjBatch::alloc`].
     #[inline]
-    pub fn alloc_with(&mut self, n: usize, flags: Flags, mut init: impl FnMut(usize) -> T) -> Result {
+    pub fn alloc_with(
+        &mut self,
+        n: usize,
+        flags: Flags,
+        mut init: impl FnMut(usize) -> T,
+    ) -> Result {
         self.alloc_uncounted(n, flags)?;
         let base = self.len;
         for (i, slot) in self.objs[base..base + n].iter().enumerate() {

@@ -242,7 +242,12 @@ impl<T> KmemCache<T> {
         // valid for the duration of the call; `size` fits in `u32` as it is at most
         // `KMALLOC_MAX_SIZE`.
         let raw = unsafe {
-            bindings::__kmem_cache_create_args(name.as_ptr().cast(), size as u32, &mut args, flags.0)
+            bindings::__kmem_cache_create_args(
+                name.as_ptr().cast(),
+                size as u32,
+                &mut args,
+                flags.0,
+            )
         };
         // INVARIANT: a non-NULL return is a new cache for objects of `T`'s size and alignment.
         let cache = NonNull::new(raw.cast::<Cache<T>>()).ok_or(ENOMEM)?;

@@ -43,7 +43,7 @@ macro_rules! suite {
     ($($(#[$attr:meta])* $name:ident),* $(,)?) => {
         $(
             $(#[$attr])*
-            unsafe extern "C" fn $name(_test: *mut kunit) {
+            extern "C" fn $name(_test: *mut kunit) {
                 selftest::$name();
             }
         )*

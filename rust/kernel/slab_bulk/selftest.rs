@@ -27,7 +27,12 @@ use core::sync::atomic::{AtomicUsize, Ordering};
 /// Asserts in both worlds: KUnit's assertion in the kernel, `assert!` in the twin.
 macro_rules! check {
     ($cond:expr) => {
-        $crate::kunit_assert!("rust_slab_bulk", "rust/kernel/slab_bulk/selftest.rs", 0, $cond)
+        $crate::kunit_assert!(
+            "rust_slab_bulk",
+            "rust/kernel/slab_bulk/selftest.rs",
+            0,
+            $cond
+        )
     };
 }
 
@@ -98,7 +103,8 @@ pub(crate) fn single_alloc_free() {
     #[repr(align(64))]
     struct Aligned([u8; 100]);
 
-    let Ok(cache) = KmemCache::<Aligned>::new(c"rust_slab_bulk_single", CacheFlags::NO_MERGE) else {
+    let Ok(cache) = KmemCache::<Aligned>::new(c"rust_slab_bulk_single", CacheFlags::NO_MERGE)
+    else {
         check!(false);
         return;
     };
@@ -145,7 +151,10 @@ pub(crate) fn bulk_every_size() {
             obj[31] = (n * 1000 + i) as u64;
         }
         check!(batch.iter().enumerate().all(|(i, o)| o[0] == i as u64));
-        check!(batch.iter().enumerate().all(|(i, o)| o[31] == (n * 1000 + i) as u64));
+        check!(batch
+            .iter()
+            .enumerate()
+            .all(|(i, o)| o[31] == (n * 1000 + i) as u64));
         batch.free();
         check!(batch.is_empty());
         check!(in_use(&cache) == 0);
@@ -191,7 +200,10 @@ pub(crate) fn every_drop_path() {
         check!(false);
         return;
     };
-    let new = |value| Counted { drops: &drops, value };
+    let new = |value| Counted {
+        drops: &drops,
+        value,
+    };
     let dropped = || drops.load(Ordering::Relaxed);
 
     // `Obj` dropped; `Obj::drop_contents` then the uninitialised object dropped.
