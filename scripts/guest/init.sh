@@ -29,6 +29,26 @@ unload() {
 	busybox rmmod "$1" 2>/dev/null || say "rmmod failed $1"
 }
 
+# fault_tasks_setup: make fail_page_alloc fail every page allocation it may, for the tasks that
+# set make_it_fail (the project's fault-injection tests mark themselves).
+fault_tasks_setup() {
+	d=/sys/kernel/debug/fail_page_alloc
+	echo Y >$d/task-filter && echo 100 >$d/probability && echo 1 >$d/interval &&
+		echo -1 >$d/times && echo 0 >$d/space && echo 0 >$d/verbose &&
+		say "fail_page_alloc: task-filter set up" || say "fail_page_alloc: setup failed"
+}
+
+# kunit_rerun SUITE: run a built-in KUnit suite again (debugfs) and print its KTAP results.
+kunit_rerun() {
+	if echo 1 >/sys/kernel/debug/kunit/$1/run; then
+		say "kunit results begin $1"
+		cat /sys/kernel/debug/kunit/$1/results >/dev/console
+		say "kunit results end $1"
+	else
+		say "kunit rerun failed $1"
+	fi
+}
+
 # kmemleak_report LABEL: scan twice (kmemleak reports only objects older than 5 s and seen in
 # two scans) and print the suspects between markers.  UML has boot-time suspects of its own,
 # so a test compares two reports, before and after the code under test ran.
