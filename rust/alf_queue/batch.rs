@@ -58,6 +58,32 @@ impl<T, const K: usize> Batch<T, K> {
         }
     }
 
+    /// Makes an empty batch in place, writing one word and leaving the array uninitialised.
+    ///
+    /// For a large batch in memory that is already allocated (a box, say), without building it
+    /// on the stack first.
+    ///
+    /// ```
+    /// use core::mem::MaybeUninit;
+    /// use kernel::alf_queue::Batch;
+    ///
+    /// let mut slot = MaybeUninit::<Batch<u64, 1024>>::uninit();
+    /// let batch = Batch::init_in_place(&mut slot);
+    /// assert!(batch.is_empty());
+    /// assert_eq!(batch.push(1), Ok(()));
+    /// # unsafe { slot.assume_init_drop() };
+    /// ```
+    #[inline]
+    pub fn init_in_place(slot: &mut MaybeUninit<Self>) -> &mut Self {
+        let this = slot.as_mut_ptr();
+        // SAFETY: `this` points to writable memory for a `Self`; the length is written
+        // through a raw pointer, without a reference to uninitialised memory.
+        unsafe { ptr::addr_of_mut!((*this).len).write(0) };
+        // SAFETY: `len` is initialised and `items` is an array of `MaybeUninit`, valid
+        // uninitialised. INVARIANT: `len == 0`: no slot holds an item.
+        unsafe { slot.assume_init_mut() }
+    }
+
     /// Returns `K`, the most items the batch can hold.
     #[inline]
     pub const fn capacity(&self) -> usize {
@@ -91,7 +117,9 @@ impl<T, const K: usize> Batch<T, K> {
     /// Appends `item`, or hands it back if the batch is full.
     #[inline]
     pub fn push(&mut self, item: T) -> Result<(), T> {
-        if self.len == K {
+        // `>=` rather than `==` (the invariant makes them equal) lets the compiler see that the
+        // index below is in bounds and drop its check.
+        if self.len >= K {
             return Err(item);
         }
         self.items[self.len].write(item);

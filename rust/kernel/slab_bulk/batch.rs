@@ -4,6 +4,7 @@
 
 use super::cache::Cache;
 use super::object::Obj;
+use crate::alf_queue::Batch;
 use crate::alloc::Flags;
 use crate::bindings;
 use crate::error::{code::*, Result};
@@ -14,9 +15,14 @@ use core::ptr::{self, NonNull};
 /// Up to `N` objects of the cache `'c`, owned together, allocated with one
 /// `kmem_cache_alloc_bulk` and freed with one `kmem_cache_free_bulk`.
 ///
-/// The objects sit in an array of `N` pointers inside the batch, which is the array the C bulk
-/// functions take: the safe path makes the C call and nothing else (plus dropping the `T`s, for
-/// types that need it). Dropping the batch frees every object in it, in bulk.
+/// The objects sit in an array of `N` pointers inside the batch (an [`alf_queue::Batch`]), which
+/// is the array the C bulk functions take: the safe path makes the C call and nothing else (plus
+/// dropping the `T`s, for types that need it). Dropping the batch frees every object in it, in
+/// bulk. [`ObjBatch::raw_objs`] lends that array to code that keeps objects of one cache in
+/// other containers, such as a pool's [`alf_queue`] queues, to move them in bulk.
+///
+/// [`alf_queue`]: crate::alf_queue
+/// [`alf_queue::Batch`]: crate::alf_queue::Batch
 ///
 /// `N` is the capacity, fixed at compile time. A batch is large (`N` words): one for thousands
 /// of objects belongs on the heap, see [`ObjBatch::init_in_place`].
@@ -26,9 +32,8 @@ use core::ptr::{self, NonNull};
 ///
 /// # Invariants
 ///
-/// - `len <= N`;
-/// - `objs[..len]` are distinct live objects of `cache`, owned by the batch, each holding a
-///   valid `T`.
+/// The pointers in `objs` are distinct live objects of `cache`, owned by the batch, each
+/// holding a valid `T`.
 ///
 /// # Examples
 ///
@@ -51,8 +56,7 @@ use core::ptr::{self, NonNull};
 /// ```
 pub struct ObjBatch<'c, T, const N: usize> {
     cache: &'c Cache<T>,
-    len: usize,
-    objs: [MaybeUninit<NonNull<T>>; N],
+    objs: Batch<NonNull<T>, N>,
 }
 
 // SAFETY: The batch owns its `T`s (see `Obj`'s `Send`).
@@ -64,11 +68,10 @@ impl<'c, T, const N: usize> ObjBatch<'c, T, N> {
     /// Creates an empty batch for objects of `cache`.
     #[inline]
     pub const fn new(cache: &'c Cache<T>) -> Self {
-        // INVARIANT: `len == 0`.
+        // INVARIANT: no object.
         Self {
             cache,
-            len: 0,
-            objs: [const { MaybeUninit::uninit() }; N],
+            objs: Batch::new(),
         }
     }
 
@@ -96,14 +99,15 @@ impl<'c, T, const N: usize> ObjBatch<'c, T, N> {
     #[inline]
     pub fn init_in_place<'s>(slot: &'s mut MaybeUninit<Self>, cache: &'c Cache<T>) -> &'s mut Self {
         let this = slot.as_mut_ptr();
-        // SAFETY: `this` points to writable memory for a `Self`; the fields are written through
-        // raw pointers without creating references to uninitialised data.
+        // SAFETY: `this` points to writable memory for a `Self`; the fields are reached through
+        // raw pointers, without references to uninitialised data, and `objs`, being
+        // `MaybeUninit` here, is initialised in place by `Batch::init_in_place`.
         unsafe {
             ptr::addr_of_mut!((*this).cache).write(cache);
-            ptr::addr_of_mut!((*this).len).write(0);
+            let objs = ptr::addr_of_mut!((*this).objs).cast::<MaybeUninit<Batch<NonNull<T>, N>>>();
+            Batch::init_in_place(&mut *objs);
         }
-        // SAFETY: Every field is initialised: `cache` and `len` were just written, and `objs`
-        // is an array of `MaybeUninit`, valid uninitialised. INVARIANT: `len == 0`.
+        // SAFETY: Both fields are initialised. INVARIANT: no object.
         unsafe { slot.assume_init_mut() }
     }
 
@@ -116,19 +120,19 @@ impl<'c, T, const N: usize> ObjBatch<'c, T, N> {
     /// Returns the number of objects in the batch.
     #[inline]
     pub fn len(&self) -> usize {
-        self.len
+        self.objs.len()
     }
 
     /// Returns `true` if the batch holds no object.
     #[inline]
     pub fn is_empty(&self) -> bool {
-        self.len == 0
+        self.objs.is_empty()
     }
 
     /// Returns `true` if the batch holds `N` objects.
     #[inline]
     pub fn is_full(&self) -> bool {
-        self.len == N
+        self.objs.is_full()
     }
 
     /// Returns the capacity `N`.
@@ -137,12 +141,50 @@ impl<'c, T, const N: usize> ObjBatch<'c, T, N> {
         N
     }
 
-    /// Returns the object pointers `objs[..len]`.
+    /// Returns the object pointers.
     #[inline]
     fn ptrs(&self) -> &[NonNull<T>] {
-        // SAFETY: `objs[..len]` are initialised (type invariant), and `MaybeUninit<X>` has the
-        // layout of `X`.
-        unsafe { core::slice::from_raw_parts(self.objs.as_ptr().cast(), self.len) }
+        self.objs.as_slice()
+    }
+
+    /// Lends out the array of object pointers, for moving objects in bulk between this batch
+    /// and other containers of the same cache's objects (a per-CPU pool's queues, say) without
+    /// wrapping each one in an [`Obj`].
+    ///
+    /// # Safety
+    ///
+    /// When the borrow ends, every pointer in the array must be a distinct live object of
+    /// [`ObjBatch::cache`] holding a valid `T`, owned by nobody else; pointers the caller takes
+    /// out, it owns (and must free, or put into a batch or [`Obj`] of that cache).
+    ///
+    /// # Examples
+    ///
+    /// A pool parks objects in a queue and takes them back, in bulk, one copy each way:
+    ///
+    /// ```
+    /// # use kernel::prelude::*;
+    /// use core::ptr::NonNull;
+    /// use kernel::alf_queue::SpscQueue;
+    /// use kernel::alloc::flags::GFP_KERNEL;
+    /// use kernel::slab_bulk::{CacheFlags, KmemCache};
+    ///
+    /// let cache = KmemCache::<u64>::new(c"doc_pool", CacheFlags::NO_MERGE)?;
+    /// let mut parked = SpscQueue::<NonNull<u64>, 32>::new();
+    /// let (mut producer, mut consumer) = parked.split();
+    /// let mut batch = cache.alloc_bulk_with::<16>(GFP_KERNEL, |i| i as u64)?;
+    /// // SAFETY: The queue holds objects of `cache` only, and gives them all back below.
+    /// unsafe {
+    ///     assert!(producer.enqueue_bulk(batch.raw_objs()).is_ok());
+    ///     assert!(batch.is_empty());
+    ///     assert!(consumer.dequeue_bulk(batch.raw_objs(), 16).is_ok());
+    /// }
+    /// assert_eq!(batch.len(), 16);
+    /// assert!(batch.iter().enumerate().all(|(i, obj)| *obj == i as u64));
+    /// # Ok::<(), Error>(())
+    /// ```
+    #[inline]
+    pub unsafe fn raw_objs(&mut self) -> &mut Batch<NonNull<T>, N> {
+        &mut self.objs
     }
 
     /// Returns a reference to object `i`, if `i < len`.
@@ -179,24 +221,23 @@ impl<'c, T, const N: usize> ObjBatch<'c, T, N> {
     /// Hands `obj` back if the batch is full or if `obj` belongs to another cache.
     #[inline]
     pub fn push(&mut self, obj: Obj<'c, T>) -> Result<(), Obj<'c, T>> {
-        // `>=` rather than `==` (the invariant makes them equal) lets the compiler see that the
-        // index below is in bounds and drop its check.
-        if self.len >= N || !ptr::eq(obj.cache(), self.cache) {
+        if !ptr::eq(obj.cache(), self.cache) {
             return Err(obj);
         }
-        self.objs[self.len].write(obj.into_raw());
-        // INVARIANT: the new object is a live, owned object of `cache`, distinct from the
-        // others (it was owned by `obj`), and `len` stays at most `N`.
-        self.len += 1;
-        Ok(())
+        // INVARIANT: the object is a live, owned object of `cache`, distinct from the others
+        // (it was owned by `obj`).
+        self.objs.push(obj.into_raw()).map_err(|ptr| {
+            // SAFETY: `ptr` came from `obj` just above: a live object of `cache` holding a
+            // valid `T`, owned by nobody but the `Obj` made again here.
+            unsafe { Obj::from_raw(self.cache, ptr) }
+        })
     }
 
     /// Takes the last object out of the batch.
     #[inline]
     pub fn pop(&mut self) -> Option<Obj<'c, T>> {
-        let ptr = *self.ptrs().last()?;
         // INVARIANT: the object leaves the batch.
-        self.len -= 1;
+        let ptr = self.objs.pop()?;
         // SAFETY: `ptr` is a live object of `cache` holding a valid `T`, now owned by nobody
         // but the returned `Obj`.
         Some(unsafe { Obj::from_raw(self.cache, ptr) })
@@ -207,7 +248,7 @@ impl<'c, T, const N: usize> ObjBatch<'c, T, N> {
     /// Must be called with IRQs enabled.
     #[inline]
     pub fn free(&mut self) {
-        let len = self.len;
+        let len = self.objs.len();
         if len == 0 {
             return;
         }
@@ -218,12 +259,13 @@ impl<'c, T, const N: usize> ObjBatch<'c, T, N> {
                 unsafe { ptr::drop_in_place(p.as_ptr()) };
             }
         }
-        // INVARIANT: the objects are handed to the allocator below.
-        self.len = 0;
+        // SAFETY: The batch gives up the objects, which are handed to the allocator below.
+        // INVARIANT: no object.
+        unsafe { self.objs.set_len(0) };
         assert_irqs_enabled();
-        // SAFETY: `objs[..len]` are distinct live objects of `cache`, none NULL, owned by the
-        // batch and no longer referenced (their `T`s are dropped). The callee may reorder and
-        // overwrite the array, which holds no initialised entries afterwards (`len == 0`).
+        // SAFETY: The first `len` entries are distinct live objects of `cache`, none NULL, no
+        // longer owned by the batch nor referenced (their `T`s are dropped). The callee may
+        // reorder and overwrite the array, which the batch no longer reads (length 0).
         unsafe {
             bindings::kmem_cache_free_bulk(
                 self.cache.as_raw(),
@@ -245,11 +287,10 @@ impl<'c, T, const N: usize> ObjBatch<'c, T, N> {
             // SAFETY: Forwarded from the caller: the same cache, suitable for `U`.
             unsafe { Cache::from_raw(this.cache.as_raw()) },
         );
-        for (dst, src) in out.objs.iter_mut().zip(this.ptrs()) {
-            dst.write(src.cast());
-        }
-        // INVARIANT: the same objects, now owned by `out`, valid for `U` (caller's contract).
-        out.len = this.len;
+        // INVARIANT: the same objects, now owned by `out`, valid for `U` (caller's contract);
+        // they fit, as both batches hold `N`.
+        out.objs
+            .fill_from(this.ptrs().iter().map(|p| p.cast::<U>()));
         out
     }
 }
@@ -261,18 +302,19 @@ impl<'c, T, const N: usize> ObjBatch<'c, T, N> {
     /// owned by nobody: the caller initialises them and counts them in, or leaks them.
     #[inline]
     fn alloc_uncounted(&mut self, n: usize, flags: Flags) -> Result {
-        if n == 0 || n > N - self.len {
+        if n == 0 || n > self.objs.remaining() {
             return Err(EINVAL);
         }
         assert_irqs_enabled();
-        // SAFETY: `objs[len..len + n]` is in bounds (checked above) and unused; the callee fills
-        // all `n` entries and returns `n`, or returns 0 with nothing left allocated.
+        let len = self.objs.len();
+        // SAFETY: entries `len..len + n` are in bounds (checked above) and unused; the callee
+        // fills all `n` and returns `n`, or returns 0 with nothing left allocated.
         let got = unsafe {
             bindings::kmem_cache_alloc_bulk_noprof(
                 self.cache.as_raw(),
                 flags.as_raw(),
                 n,
-                self.objs.as_mut_ptr().add(self.len).cast::<*mut c_void>(),
+                self.objs.as_mut_ptr().add(len).cast::<*mut c_void>(),
             )
         };
         if got == 0 {
@@ -291,14 +333,14 @@ impl<'c, T, const N: usize> ObjBatch<'c, T, N> {
         mut init: impl FnMut(usize) -> T,
     ) -> Result {
         self.alloc_uncounted(n, flags)?;
-        let base = self.len;
-        for (i, slot) in self.objs[base..base + n].iter().enumerate() {
+        let len = self.objs.len();
+        for (i, slot) in self.objs.spare_capacity_mut()[..n].iter().enumerate() {
             // SAFETY: `alloc_uncounted` made `slot` a live object, valid for a write of `T`.
             unsafe { slot.assume_init().as_ptr().write(init(i)) };
         }
-        // INVARIANT: `n` new distinct live objects of `cache`, each holding a valid `T`, and
+        // SAFETY: `n` new distinct live objects of `cache`, each holding a valid `T`, and
         // `len + n <= N`. Should `init` panic, they are not counted and leak, which is safe.
-        self.len += n;
+        unsafe { self.objs.set_len(len + n) };
         Ok(())
     }
 }
@@ -312,9 +354,9 @@ impl<'c, T, const N: usize> ObjBatch<'c, MaybeUninit<T>, N> {
     #[inline]
     pub fn alloc(&mut self, n: usize, flags: Flags) -> Result {
         self.alloc_uncounted(n, flags)?;
-        // INVARIANT: `n` new distinct live objects of `cache`; `MaybeUninit<T>` accepts any
+        // SAFETY: `n` new distinct live objects of `cache`; `MaybeUninit<T>` accepts any
         // content; `len + n <= N`.
-        self.len += n;
+        unsafe { self.objs.set_len(self.objs.len() + n) };
         Ok(())
     }
 
