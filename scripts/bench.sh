@@ -5,12 +5,16 @@
 # Module parameters are set at run time, without a rebuild:
 #   SLAB_BULK_ARGS       for rust_slab_bulk_bench in UML  (e.g. "bulk=1,8,16 runs=9")
 #   SLAB_BULK_QEMU_ARGS  the same in QEMU (TCG is ~10x slower: fewer objects by default)
+#   ALF_QUEUE_ARGS       for rust_alf_queue_bench in UML  (e.g. "bulk=8,16 elems=1000000 runs=21")
+#   ALF_QUEUE_QEMU_ARGS  the same in QEMU
 #   BENCH_WHERE          "uml qemu" (default), or just one of them
 #   BENCH_CPU            the host CPU UML is pinned to; "auto" (default) probes each
 . "$(dirname "$0")/lib.sh"
 
 SLAB_BULK_ARGS=${SLAB_BULK_ARGS:-}
 SLAB_BULK_QEMU_ARGS=${SLAB_BULK_QEMU_ARGS:-objs=65536 runs=5}
+ALF_QUEUE_ARGS=${ALF_QUEUE_ARGS:-}
+ALF_QUEUE_QEMU_ARGS=${ALF_QUEUE_QEMU_ARGS:-elems=262144 runs=5}
 BENCH_WHERE=${BENCH_WHERE:-uml qemu}
 runs=$CACHE_DIR/run
 mkdir -p "$runs" "$PROJECT/results"
@@ -64,6 +68,8 @@ for where in $BENCH_WHERE; do
 		cat >"$plan" <<-EOF
 			load $G_BUILD/um-bench/samples/rust/rust_slab_bulk_bench.ko $SLAB_BULK_ARGS
 			unload rust_slab_bulk_bench
+			load $G_BUILD/um-bench/samples/rust/rust_alf_queue_bench.ko $ALF_QUEUE_ARGS
+			unload rust_alf_queue_bench
 		EOF
 		log "benchmarks in UML (this takes a few minutes)"
 		"$PROJECT/scripts/uml-run.sh" um-bench "$plan" "$runs/bench-uml.log"
@@ -76,6 +82,8 @@ for where in $BENCH_WHERE; do
 		cat >"$plan" <<-EOF
 			load /modules/rust_slab_bulk_bench.ko $SLAB_BULK_QEMU_ARGS
 			unload rust_slab_bulk_bench
+			load /modules/rust_alf_queue_bench.ko $ALF_QUEUE_QEMU_ARGS
+			unload rust_alf_queue_bench
 		EOF
 		log "benchmarks in QEMU x86_64 (TCG: for shape, not for absolute figures)"
 		"$PROJECT/scripts/qemu-run.sh" "$plan" "$runs/bench-qemu.log"

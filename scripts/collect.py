@@ -32,7 +32,8 @@ INIT = re.compile(r"rfl_guest: init up: (?P<release>\S+)")
 CPU = re.compile(r"rfl_guest: cpu (?P<cpu>.+?)\s*$")
 
 # How each benchmark's table is laid out: the variants in column order, and the ratios shown
-# (numerator variant, denominator variant, column title).
+# (numerator variant, denominator variant, column title); optionally the decimals of the
+# cycles cells ("digits", 1 by default) and a note printed under the title, per "where".
 LAYOUT = {
     "slab_bulk": {
         "title": "slab_bulk: 256-byte objects, alloc+free, per object",
@@ -42,6 +43,27 @@ LAYOUT = {
             ("ours_bulk", "raw_bulk", "ours/raw bulk"),
             ("raw_bulk", "raw_single", "bulk/single (C)"),
         ],
+    },
+    "alf_queue": {
+        "title": "alf_queue: one thread, enqueue then dequeue, per enqueue or dequeue of one "
+        "element (objs = 2 x elements)",
+        "variants": ["mpmc_single", "mpmc_bulk", "spsc_single", "spsc_bulk", "ptr_ring"],
+        "ratios": [
+            ("mpmc_bulk", "ptr_ring", "MPMC bulk/ptr_ring"),
+            ("spsc_bulk", "ptr_ring", "SPSC bulk/ptr_ring"),
+            ("mpmc_bulk", "mpmc_single", "MPMC bulk/single"),
+            ("spsc_bulk", "spsc_single", "SPSC bulk/single"),
+        ],
+        "digits": 2,
+        "notes": {
+            "uml": "UML is uniprocessor: ptr_ring's spinlocks compile away and the C "
+            "alf_queue's cmpxchg() loses its LOCK prefix, while Rust's core atomics keep it "
+            "(the MPMC variants pay two LOCK CMPXCHG per call, one per side; SPSC uses none). "
+            "ptr_ring has no bulk produce: n ptr_ring_produce() + one "
+            "ptr_ring_consume_batched(n).",
+            "qemu": "QEMU TCG, SMP: every variant pays its real locks; for shape, not for "
+            "absolute figures.",
+        },
     },
 }
 
@@ -115,9 +137,9 @@ def summarise(runs, env):
     return records
 
 
-def cell(rec, key):
+def cell(rec, key, digits=1):
     s = rec[key]
-    return f"{s['median']:.1f} ({s['min']:.1f}-{s['max']:.1f})"
+    return f"{s['median']:.{digits}f} ({s['min']:.{digits}f}-{s['max']:.{digits}f})"
 
 
 def table(bench, records, ratios):
@@ -135,13 +157,16 @@ def table(bench, records, ratios):
         f"{env['runs']} runs; ratios: median over the runs of the ratio within each run",
         "",
     ]
+    if note := layout.get("notes", {}).get(env["where"]):
+        out += [note, ""]
     head = ["bulk"] + [f"{v} cycles" for v in variants] + [f"{v} ns" for v in variants]
     head += [t for _, _, t in layout["ratios"]]
     out.append("| " + " | ".join(head) + " |")
     out.append("|" + "---|" * len(head))
     for b in bulks:
         row = [str(b)]
-        row += [cell(by[(v, b)], "cycles") if (v, b) in by else "" for v in variants]
+        digits = layout.get("digits", 1)
+        row += [cell(by[(v, b)], "cycles", digits) if (v, b) in by else "" for v in variants]
         row += [f"{by[(v, b)]['ns']['median']:.2f}" if (v, b) in by else "" for v in variants]
         for num, den, _ in layout["ratios"]:
             r = ratios.get((bench, num, den, b))

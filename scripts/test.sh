@@ -9,7 +9,8 @@
 #   3. the same UML kernel booted again: the project's suite re-run through debugfs with
 #      fail_page_alloc set up for the fault-injection tests' tasks, then a kmemleak scan;
 #   4. QEMU x86_64 under TCG with 2 CPUs: the project's suites built in, then the sample
-#      modules loaded and what they report checked.
+#      modules loaded and what they report checked (each scenario of the alf_queue stress
+#      test counts as one test).
 # Each step's log is under $CACHE_DIR/test-logs.
 . "$(dirname "$0")/lib.sh"
 # The orchestrator must reach its summary whatever a step finds: every failure is counted
@@ -151,6 +152,10 @@ if step "build x86-smp" "$PROJECT/scripts/kernel.sh" x86-smp; then
 	cat >"$plan" <<'EOF'
 load /modules/rust_slab_bulk_bench.ko bulk=1,16,64 objs=4096 runs=2
 unload rust_slab_bulk_bench
+load /modules/rust_alf_queue_stress.ko
+unload rust_alf_queue_stress
+load /modules/rust_alf_queue_bench.ko bulk=1,16 elems=4096 runs=1
+unload rust_alf_queue_bench
 EOF
 	if step "QEMU boot" "$PROJECT/scripts/qemu-run.sh" "$plan" "$logs/qemu.log"; then
 		kunit_parse "$G_CACHE/test-logs/qemu.log" "$G_CACHE/test-logs/qemu-kunit.json"
@@ -164,6 +169,40 @@ EOF
 		else
 			grep 'rfl_' "$logs/qemu.log" | tail -20 >&2
 			count "sample rust_slab_bulk_bench (QEMU): $lines of 24 lines" 0 1
+		fi
+		# The alf_queue stress test (kthreads on both CPUs, 10^7 items per scenario): each
+		# scenario is a test, passed if its line says PASS and its threads ran on more than
+		# one CPU; a FAIL line, a missing scenario or a missing done line fails.
+		for s in mpmc_2p2c mpmc_2p2c_small spsc_1p1c; do
+			line=$(grep -o "rfl_test: alf_queue_stress $s [A-Z].*" "$logs/qemu.log" | head -1 || true)
+			mask=$(echo "$line" | sed -n 's/.* cpus=\(0x[0-9a-f]*\).*/\1/p')
+			why=
+			if [ -z "$line" ]; then
+				why="no result line"
+			elif [[ $line != *" PASS "* ]]; then
+				why="FAIL"
+			elif [ -z "$mask" ] || (((mask & (mask - 1)) == 0)); then
+				why="ran on one CPU only (cpus=$mask)"
+			fi
+			if [ -z "$why" ]; then
+				count "alf_queue stress $s (QEMU, 2 CPUs)" 1 0
+			else
+				echo "  ${line:-no line for $s}" >&2
+				count "alf_queue stress $s (QEMU): $why" 0 1
+			fi
+		done
+		if ! grep -q 'rfl_test: alf_queue_stress done' "$logs/qemu.log"; then
+			grep 'rfl_' "$logs/qemu.log" | tail -20 >&2
+			count "alf_queue stress (QEMU): no done line" 0 1
+		fi
+		# The alf_queue benchmark, as a smoke test: 5 variants x 2 sizes x 1 run, then done.
+		lines=$(grep -c 'rfl_bench: bench=alf_queue' "$logs/qemu.log" || true)
+		if grep -q 'rfl_guest: insmod ok rust_alf_queue_bench.ko' "$logs/qemu.log" &&
+			grep -q 'rfl_bench: done bench=alf_queue' "$logs/qemu.log" && [ "$lines" = 10 ]; then
+			count "sample rust_alf_queue_bench (QEMU)" 1 0
+		else
+			grep 'rfl_' "$logs/qemu.log" | tail -20 >&2
+			count "sample rust_alf_queue_bench (QEMU): $lines of 10 lines" 0 1
 		fi
 	fi
 	rm -f "$plan"
