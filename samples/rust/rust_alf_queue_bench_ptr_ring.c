@@ -12,10 +12,7 @@
 #include <linux/ptr_ring.h>
 #include <linux/slab.h>
 
-struct ptr_ring *rust_alf_queue_bench_ptr_ring_new(int size);
-void rust_alf_queue_bench_ptr_ring_free(struct ptr_ring *r);
-unsigned long rust_alf_queue_bench_ptr_ring_run(struct ptr_ring *r, void **objs,
-						int n, unsigned long loops);
+#include "rust_alf_queue_bench_ptr_ring.h"
 
 /* Returns an empty ring of @size entries, or NULL. */
 struct ptr_ring *rust_alf_queue_bench_ptr_ring_new(int size)
