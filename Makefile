@@ -11,11 +11,11 @@ SHELL := /bin/bash
 CACHE_DIR ?= $(or $(XDG_CACHE_HOME),$(HOME)/.cache)/rfl-bulk
 export CACHE_DIR KDIR LLVM
 
-.PHONY: help toolchain tree kernel test bench check clean distclean
+.PHONY: help toolchain tree kernel test bench bench-userspace check clean distclean
 
 help:
 	@sed -n '3,9p' Makefile | sed 's/^# \{0,1\}//'
-	@echo "Other targets: toolchain tree kernel check clean distclean"
+	@echo "Other targets: toolchain tree kernel bench-userspace check clean distclean"
 
 ## The Debian 13 root with rustc 1.85, bindgen, LLVM 19, linux-source-6.12, QEMU 10.
 toolchain:
@@ -37,6 +37,11 @@ test:
 
 bench:
 	scripts/bench.sh
+
+## alf_queue against its peers in userspace (criterion, about 10 minutes; wants an idle machine).
+bench-userspace:
+	cargo bench -p alf_queue --bench queues
+	python3 rust/alf_queue/benches/report.py --spread
 
 ## rustfmt, clippy (userspace and the kernel build with CLIPPY=1), checkpatch on the C.
 check: tree
