@@ -3,7 +3,8 @@
 #   - rustfmt: the kernel's 'make rustfmtcheck' (our files are in the tree), cargo fmt --check;
 #   - clippy: cargo clippy on the userspace workspace, and the kernel's Rust (the `kernel`
 #     crate with slab_bulk, alf_queue and the selftests, and the samples) with CLIPPY=1;
-#   - checkpatch.pl on Kconfig.patch (the C and Kconfig the project changes).
+#   - checkpatch.pl on Kconfig.patch (the C and Kconfig the project changes) and on the
+#     samples' C files.
 . "$(dirname "$0")/lib.sh"
 
 fail=0
@@ -32,4 +33,8 @@ gate "kernel clippy (x86_64: samples, slab_bulk, alf_queue)" clippy_kernel x86-s
 gate "kernel clippy (UML test: the fault-injection selftests)" clippy_kernel um-test um
 gate "checkpatch.pl Kconfig.patch" krun perl "$G_TREE/scripts/checkpatch.pl" --no-tree --no-signoff \
 	--strict --ignore FILE_PATH_CHANGES,COMMIT_MESSAGE "$G_PROJECT/Kconfig.patch"
+for f in "$PROJECT"/samples/rust/*.[ch]; do
+	gate "checkpatch.pl samples/rust/${f##*/}" krun perl "$G_TREE/scripts/checkpatch.pl" \
+		--no-tree --strict --file "$G_PROJECT/samples/rust/${f##*/}"
+done
 exit $fail

@@ -47,8 +47,18 @@ LAYOUT = {
     "alf_queue": {
         "title": "alf_queue: one thread, enqueue then dequeue, per enqueue or dequeue of one "
         "element (objs = 2 x elements)",
-        "variants": ["mpmc_single", "mpmc_bulk", "spsc_single", "spsc_bulk", "ptr_ring"],
+        "variants": [
+            "mpmc_single",
+            "mpmc_bulk",
+            "c_mpmc_bulk",
+            "spsc_single",
+            "spsc_bulk",
+            "c_spsc_bulk",
+            "ptr_ring",
+        ],
         "ratios": [
+            ("mpmc_bulk", "c_mpmc_bulk", "MPMC bulk ours/C"),
+            ("spsc_bulk", "c_spsc_bulk", "SPSC bulk ours/C"),
             ("mpmc_bulk", "ptr_ring", "MPMC bulk/ptr_ring"),
             ("spsc_bulk", "ptr_ring", "SPSC bulk/ptr_ring"),
             ("mpmc_bulk", "mpmc_single", "MPMC bulk/single"),
@@ -57,12 +67,14 @@ LAYOUT = {
         "digits": 2,
         "notes": {
             "uml": "UML is uniprocessor: ptr_ring's spinlocks compile away and the C "
-            "alf_queue's cmpxchg() loses its LOCK prefix, while Rust's core atomics keep it "
-            "(the MPMC variants pay two LOCK CMPXCHG per call, one per side; SPSC uses none). "
+            "reference's cmpxchg() (c_mpmc_bulk, the C original's algorithm re-implemented in "
+            "the module's C file) loses its LOCK prefix, as in the C original's UP build, while "
+            "Rust's core atomics keep it (mpmc_* pays two LOCK CMPXCHG per call, one per side, "
+            "so MPMC bulk ours/C includes their cost; SPSC uses none, in Rust or C). "
             "ptr_ring has no bulk produce: n ptr_ring_produce() + one "
             "ptr_ring_consume_batched(n).",
-            "qemu": "QEMU TCG, SMP: every variant pays its real locks; for shape, not for "
-            "absolute figures.",
+            "qemu": "QEMU TCG, SMP: every variant pays its real locks (the C reference's "
+            "cmpxchg() is a LOCK CMPXCHG too); for shape, not for absolute figures.",
         },
     },
 }

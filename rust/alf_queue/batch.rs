@@ -71,7 +71,9 @@ impl<T, const K: usize> Batch<T, K> {
     /// let batch = Batch::init_in_place(&mut slot);
     /// assert!(batch.is_empty());
     /// assert_eq!(batch.push(1), Ok(()));
-    /// # unsafe { slot.assume_init_drop() };
+    /// // The batch in `slot` is not dropped with `slot`: drop it, and the items it holds.
+    /// // SAFETY: `init_in_place` initialised `slot`, and it is dropped once, here.
+    /// unsafe { slot.assume_init_drop() };
     /// ```
     #[inline]
     pub fn init_in_place(slot: &mut MaybeUninit<Self>) -> &mut Self {

@@ -1,15 +1,27 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! Benchmark of [`kernel::alf_queue`] against the kernel's `ptr_ring`, after prototype-kernel's
-//! `alf_queue_bench` (seed 002).
+//! Benchmark of [`kernel::alf_queue`] against the kernel's `ptr_ring` and against a C reference
+//! of the C original, after prototype-kernel's `alf_queue_bench` (seed 002).
 //!
 //! One thread, enqueue then dequeue: for each bulk size `n`, `n` elements go into a queue of
-//! [`RING`] slots and come out again, in a loop, five ways, interleaved within each repetition:
+//! [`RING`] slots and come out again, in a loop, seven ways, interleaved within each repetition
+//! (in the order of [`VARIANTS`], so that each C reference runs right after its Rust twin):
 //!
 //! - `mpmc_single`, `spsc_single`: [`MpmcQueue`] or [`SpscQueue`], `n` single `enqueue` calls
 //!   then `n` single `dequeue` calls (the C original's "ALF-multi" loop);
 //! - `mpmc_bulk`, `spsc_bulk`: one `enqueue_bulk` of `n` elements then one `dequeue_bulk` of
 //!   `n`, through a [`Batch`];
+//! - `c_mpmc_bulk`, `c_spsc_bulk`: the same loop over the C reference, a re-implementation in
+//!   C (in `rust_alf_queue_bench_ptr_ring.c`, timed loop included) of the C original's
+//!   multi-producer/multi-consumer and single-producer/single-consumer bulk enqueue and dequeue
+//!   (prototype-kernel's `include/linux/alf_queue.h`), over a ring of [`RING`] pointers with
+//!   the kernel's `cmpxchg()`, `smp_load_acquire()` and `smp_store_release()`. What differs
+//!   from ours is the original's: its SPSC side reads the other side's tail on every call
+//!   (ours caches it), one slot stays free, and a bulk that reaches the end of the ring is
+//!   copied slot by slot through the index mask (ours copies it as two straight runs).
+//!   Its loop checks itself (the count every call returns; one element in every 61st round;
+//!   the whole buffer and the indices at the end of the run); a failed check fails the load
+//!   with a `FAIL` line;
 //! - `ptr_ring`: `n` `ptr_ring_produce()` calls then one `ptr_ring_consume_batched()` of `n`
 //!   (ptr_ring has no bulk produce). Its timed loop is C (`rust_alf_queue_bench_ptr_ring.c`,
 //!   linked into this module), because ptr_ring is all static inline functions: through a Rust
@@ -27,11 +39,13 @@
 //!
 //! On UML (uniprocessor) the kernel's C atomics and spinlocks lose their `LOCK` prefix or
 //! compile away: `ptr_ring_produce()` and `ptr_ring_consume_batched()` take no real lock there,
-//! and the C `alf_queue`'s `cmpxchg()` is a plain one. Rust's `core::sync::atomic`
-//! read-modify-writes keep the `LOCK` prefix, so `mpmc_*` pays two locked compare-and-swaps per
-//! call (one per side) that its C twin does not on UML. The `spsc_*` variants use no
-//! read-modify-write at all (plain loads and stores, as on an SMP kernel). Under QEMU x86_64
-//! (SMP) every variant pays its real locks, but TCG timings are for shape only.
+//! and the C reference's `cmpxchg()` is a plain one, as in the C original's UP build. Rust's
+//! `core::sync::atomic` read-modify-writes keep the `LOCK` prefix, so `mpmc_*` pays two locked
+//! compare-and-swaps per call (one per side) that `c_mpmc_bulk` does not on UML: the ratio
+//! `mpmc_bulk / c_mpmc_bulk` there includes that cost. The `spsc_*` variants use no
+//! read-modify-write at all (plain loads and stores, as on an SMP kernel), nor does
+//! `c_spsc_bulk`. Under QEMU x86_64 (SMP) every variant pays its real locks, the C reference's
+//! `cmpxchg()` included, but TCG timings are for shape only.
 //!
 //! Parameters (`insmod rust_alf_queue_bench.ko bulk=1,8,16 elems=1000000 runs=5`):
 //! - `bulk`: the bulk sizes, a comma-separated list (at most [`MAX_BULK`] each);
@@ -58,7 +72,7 @@ module! {
     license: "GPL",
 }
 
-/// Slots in every queue (ours and the `ptr_ring`).
+/// Slots in every queue (ours, the C reference and the `ptr_ring`).
 const RING: usize = 1024;
 
 /// The largest bulk size (a quarter of the ring).
@@ -71,17 +85,35 @@ module_param_string!(BULK, "bulk", 256, "1,2,4,8,16,32,64");
 module_param_uint!(ELEMS, "elems", 1 << 23);
 module_param_uint!(RUNS, "runs", 11);
 
-/// The five ways, in the order each repetition runs them.
-const VARIANTS: [&str; 5] = [
+/// The seven ways, in the order each repetition runs them.
+const VARIANTS: [&str; 7] = [
     "mpmc_single",
     "mpmc_bulk",
+    "c_mpmc_bulk",
     "spsc_single",
     "spsc_bulk",
+    "c_spsc_bulk",
     "ptr_ring",
 ];
 
-// The `ptr_ring` side, in `rust_alf_queue_bench_ptr_ring.c`.
+// The `ptr_ring` side and the C reference, in `rust_alf_queue_bench_ptr_ring.c`.
 extern "C" {
+    fn rust_alf_queue_bench_cq_new(size: u32) -> *mut c_void;
+    fn rust_alf_queue_bench_cq_free(q: *mut c_void);
+    fn rust_alf_queue_bench_cq_mpmc_run(
+        q: *mut c_void,
+        objs: *mut Item,
+        n: c_int,
+        loops: c_ulong,
+        bad: *mut c_ulong,
+    ) -> c_ulong;
+    fn rust_alf_queue_bench_cq_spsc_run(
+        q: *mut c_void,
+        objs: *mut Item,
+        n: c_int,
+        loops: c_ulong,
+        bad: *mut c_ulong,
+    ) -> c_ulong;
     fn rust_alf_queue_bench_ptr_ring_new(size: c_int) -> *mut c_void;
     fn rust_alf_queue_bench_ptr_ring_free(r: *mut c_void);
     fn rust_alf_queue_bench_ptr_ring_run(
@@ -120,10 +152,42 @@ impl Drop for PtrRing {
     }
 }
 
+/// A C reference queue of [`RING`] slots, freed on drop.
+///
+/// # Invariants
+///
+/// `q` is a queue made by `rust_alf_queue_bench_cq_new` and not freed yet.
+struct CQueue {
+    q: *mut c_void,
+}
+
+impl CQueue {
+    fn new() -> Result<Self> {
+        // SAFETY: Process context (module init); the function allocates with `GFP_KERNEL`.
+        let q = unsafe { rust_alf_queue_bench_cq_new(RING as u32) };
+        if q.is_null() {
+            return Err(ENOMEM);
+        }
+        // INVARIANT: A queue just made.
+        Ok(Self { q })
+    }
+}
+
+impl Drop for CQueue {
+    fn drop(&mut self) {
+        // SAFETY: By the type invariant the queue is live; it is freed once, here.
+        unsafe { rust_alf_queue_bench_cq_free(self.q) };
+    }
+}
+
 /// Everything the timed loops work on, allocated once.
 struct Setting {
     mpmc: KBox<MpmcQueue<Item, RING>>,
     spsc: KBox<SpscQueue<Item, RING>>,
+    /// The C reference, run with the multi-producer/multi-consumer functions only.
+    c_mpmc: CQueue,
+    /// The C reference, run with the single-producer/single-consumer functions only.
+    c_spsc: CQueue,
     ptr_ring: PtrRing,
     /// The elements, for the single-operation loops and for `ptr_ring`.
     items: KBox<[Item; MAX_BULK]>,
@@ -232,6 +296,8 @@ impl Setting {
         Ok(Self {
             mpmc,
             spsc,
+            c_mpmc: CQueue::new()?,
+            c_spsc: CQueue::new()?,
             ptr_ring: PtrRing::new()?,
             items,
             batch,
@@ -247,15 +313,41 @@ impl Setting {
         let mpmc = &*self.mpmc;
         let spsc = &mut *self.spsc;
         let ring = self.ptr_ring.ring;
+        let (c_mpmc, c_spsc) = (self.c_mpmc.q, self.c_spsc.q);
         let mut moved = 0;
+        // Failed checks of the C reference's loop.
+        let mut bad: c_ulong = 0;
         bench::pause();
         // Two operations per element: one enqueue, one dequeue.
         let r = bench::time((2 * n * loops) as u64, || {
             moved = match variant {
                 "mpmc_single" => mpmc_single(mpmc, items, loops),
                 "mpmc_bulk" => mpmc_bulk(mpmc, b, n, loops),
+                // SAFETY: `c_mpmc` is live (type invariant of `CQueue`), used by this thread
+                // alone, and empty after every complete run; `items` holds `n <= MAX_BULK < RING`
+                // pointers, and `bad` is a valid `c_ulong`.
+                "c_mpmc_bulk" => unsafe {
+                    rust_alf_queue_bench_cq_mpmc_run(
+                        c_mpmc,
+                        items.as_mut_ptr(),
+                        n as c_int,
+                        loops as c_ulong,
+                        &mut bad,
+                    ) as usize
+                },
                 "spsc_single" => spsc_single(spsc, items, loops),
                 "spsc_bulk" => spsc_bulk(spsc, b, n, loops),
+                // SAFETY: As for `c_mpmc_bulk`; `c_spsc` has one producer and one consumer,
+                // this thread.
+                "c_spsc_bulk" => unsafe {
+                    rust_alf_queue_bench_cq_spsc_run(
+                        c_spsc,
+                        items.as_mut_ptr(),
+                        n as c_int,
+                        loops as c_ulong,
+                        &mut bad,
+                    ) as usize
+                },
                 // SAFETY: `ring` is live (type invariant of `PtrRing`) and empty after every
                 // complete run; `items` holds `n <= MAX_BULK < RING` non-NULL pointers.
                 _ => unsafe {
@@ -268,13 +360,14 @@ impl Setting {
                 },
             };
         });
-        if moved != n * loops {
+        if moved != n * loops || bad != 0 {
             pr_err!(
-                "rust_alf_queue_bench: {} bulk={}: {} of {} elements moved\n",
+                "rust_alf_queue_bench: FAIL {} bulk={}: {} of {} elements moved, {} failed checks\n",
                 variant,
                 n,
                 moved,
-                n * loops
+                n * loops,
+                bad
             );
             return Err(EINVAL);
         }

@@ -1,16 +1,31 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * The C side of rust_alf_queue_bench: ptr_ring's timed loop, called from
- * rust_alf_queue_bench.rs (which declares these functions again in Rust).
+ * The C side of rust_alf_queue_bench: the timed loops of ptr_ring and of the
+ * C reference of the original alf_queue, called from rust_alf_queue_bench.rs
+ * (which declares these functions again in Rust).
  */
 #ifndef RUST_ALF_QUEUE_BENCH_PTR_RING_H
 #define RUST_ALF_QUEUE_BENCH_PTR_RING_H
 
+#include <linux/types.h>
+
 struct ptr_ring;
+struct rust_alf_queue_bench_cq;
 
 struct ptr_ring *rust_alf_queue_bench_ptr_ring_new(int size);
 void rust_alf_queue_bench_ptr_ring_free(struct ptr_ring *r);
 unsigned long rust_alf_queue_bench_ptr_ring_run(struct ptr_ring *r, void **objs,
 						int n, unsigned long loops);
+
+struct rust_alf_queue_bench_cq *rust_alf_queue_bench_cq_new(u32 size);
+void rust_alf_queue_bench_cq_free(struct rust_alf_queue_bench_cq *q);
+unsigned long rust_alf_queue_bench_cq_mpmc_run(struct rust_alf_queue_bench_cq *q,
+					       void **objs, int n,
+					       unsigned long loops,
+					       unsigned long *bad);
+unsigned long rust_alf_queue_bench_cq_spsc_run(struct rust_alf_queue_bench_cq *q,
+					       void **objs, int n,
+					       unsigned long loops,
+					       unsigned long *bad);
 
 #endif
