@@ -166,7 +166,7 @@ def table(bench, records, ratios):
         "",
         f"kernel {env.get('kernel', '?')}, config {env['config']}, {env.get('cpu', '?')}, "
         f"TSC {env['tsc_mhz']} MHz; TSC cycles and ns per object, median (min-max) of "
-        f"{env['runs']} runs; ratios: median over the runs of the ratio within each run",
+        f"{env['runs']} runs; ratios: median (min-max) over the runs of the ratio within each run",
         "",
     ]
     if note := layout.get("notes", {}).get(env["where"]):
@@ -182,7 +182,7 @@ def table(bench, records, ratios):
         row += [f"{by[(v, b)]['ns']['median']:.2f}" if (v, b) in by else "" for v in variants]
         for num, den, _ in layout["ratios"]:
             r = ratios.get((bench, num, den, b))
-            row.append(f"{r['median']:.3f}" if r else "")
+            row.append(f"{r['median']:.3f} ({r['min']:.2f}-{r['max']:.2f})" if r else "")
         out.append("| " + " | ".join(row) + " |")
     return "\n".join(out) + "\n"
 

@@ -7,14 +7,16 @@
 //!
 //! - `raw_single`: `kmem_cache_alloc` `n` times, then `kmem_cache_free` `n` times (C API);
 //! - `raw_bulk`: one `kmem_cache_alloc_bulk` and one `kmem_cache_free_bulk` (C API);
-//! - `ours_single`: [`Cache::alloc_uninit`] `n` times into an [`ObjBatch`] with `push`, then
-//!   `pop` and drop each object (`kernel::slab_bulk`, one object at a time);
+//! - `ours_single`: [`Cache::alloc_uninit`] `n` times into an array of `Option<Obj>`, then each
+//!   taken out and dropped (`kernel::slab_bulk`, one object at a time: the objects are kept the
+//!   way `raw_single` keeps its pointers, so that the two differ in the single path only);
 //! - `ours_bulk`: [`ObjBatch::alloc`] and [`ObjBatch::free`] (`kernel::slab_bulk`, in bulk).
 //!
 //! Parameters (`insmod rust_slab_bulk_bench.ko bulk=1,8,16 objs=1000000 runs=5`):
 //! - `bulk`: the bulk sizes, a comma-separated list (at most 4096 each);
 //! - `objs`: objects per timed run (the loop count is `objs / n`);
-//! - `runs`: timed repetitions per bulk size and variant (after one untimed warm-up);
+//! - `runs`: timed repetitions per bulk size and variant (after one untimed warm-up; 21 by
+//!   default: on a shared machine the median of 11 still moved by a few percent between runs);
 //! - `nomerge`: 1 (default) to create the cache with `SLAB_NO_MERGE`, 0 to let SLUB merge it
 //!   into a compatible cache (on UML, `:0000256`, whose slabs hold another user's objects too:
 //!   that doubles the cost at bulk sizes 32 to 128, seed 000's case for a cache of one's own);
@@ -31,7 +33,7 @@ use core::mem::MaybeUninit;
 use core::ptr;
 use kernel::bindings;
 use kernel::prelude::*;
-use kernel::slab_bulk::{Cache, CacheFlags, KmemCache, ObjBatch};
+use kernel::slab_bulk::{Cache, CacheFlags, KmemCache, Obj, ObjBatch};
 
 #[path = "bench_common.rs"]
 mod bench;
@@ -52,6 +54,7 @@ const MAX_BULK: usize = 4096;
 /// The object: 256 bytes, like the seed's skbs.
 type Object = [u8; 256];
 type Batch<'c> = ObjBatch<'c, MaybeUninit<Object>, MAX_BULK>;
+type Single<'c> = Option<Obj<'c, MaybeUninit<Object>>>;
 
 module_param_string!(
     BULK,
@@ -60,7 +63,7 @@ module_param_string!(
     "1,2,3,4,8,16,30,32,34,48,64,128,158,250,512,768,1024,2048,4096"
 );
 module_param_uint!(OBJS, "objs", 1 << 21);
-module_param_uint!(RUNS, "runs", 11);
+module_param_uint!(RUNS, "runs", 21);
 module_param_uint!(NOMERGE, "nomerge", 1);
 module_param_uint!(ATOMIC, "atomic", 1);
 module_param_uint!(FRESH, "fresh", 1);
@@ -74,6 +77,8 @@ struct SlabBulkBench;
 struct Run<'c, 'b> {
     cache: &'c Cache<Object>,
     raw: &'b mut [*mut c_void; MAX_BULK],
+    /// `MAX_BULK` slots for `ours_single`, all `None` between rounds.
+    objs: &'b mut [Single<'c>],
     batch: &'b mut Batch<'c>,
     flags: kernel::alloc::Flags,
     gfp: bindings::gfp_t,
@@ -114,15 +119,13 @@ impl Run<'_, '_> {
 
     /// `kernel::slab_bulk`, one object at a time.
     fn ours_single(&mut self, n: usize, loops: usize) {
+        let objs = &mut self.objs[..n];
         for _ in 0..loops {
-            for _ in 0..n {
-                if let Ok(obj) = self.cache.alloc_uninit(self.flags) {
-                    // The batch has room for `n <= MAX_BULK` objects of its own cache.
-                    let _ = self.batch.push(obj);
-                }
+            for slot in objs.iter_mut() {
+                *slot = self.cache.alloc_uninit(self.flags).ok();
             }
-            while let Some(obj) = self.batch.pop() {
-                drop(obj);
+            for slot in objs.iter_mut() {
+                drop(slot.take());
             }
         }
     }
@@ -172,6 +175,10 @@ fn measure(
     loops: usize,
 ) -> Result<bench::Run> {
     let mut slot = KBox::<Batch<'_>>::new_uninit(GFP_KERNEL)?;
+    let mut objs = KVec::<Single<'_>>::with_capacity(MAX_BULK, GFP_KERNEL)?;
+    for _ in 0..MAX_BULK {
+        objs.push(None, GFP_KERNEL)?;
+    }
     let (flags, gfp) = if p.atomic {
         (GFP_ATOMIC, bindings::GFP_ATOMIC)
     } else {
@@ -180,6 +187,7 @@ fn measure(
     let mut run = Run {
         cache,
         raw,
+        objs: &mut objs,
         batch: ObjBatch::init_in_place(&mut slot, cache.uninit()),
         flags,
         gfp,

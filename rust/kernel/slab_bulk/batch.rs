@@ -296,12 +296,14 @@ impl<'c, T, const N: usize> ObjBatch<'c, T, N> {
 }
 
 impl<'c, T, const N: usize> ObjBatch<'c, T, N> {
-    /// Bulk-allocates `n` objects into `objs[len..len + n]`, not yet counted in `len`.
+    /// Bulk-allocates `n` objects into `objs[len..len + n]`, not yet counted in `len`, and
+    /// returns `len` (so that the caller need not read it back from memory the callee could
+    /// have written, as far as the compiler knows).
     ///
     /// On success the new entries are live objects of `cache` with uninitialised contents,
     /// owned by nobody: the caller initialises them and counts them in, or leaks them.
     #[inline]
-    fn alloc_uncounted(&mut self, n: usize, flags: Flags) -> Result {
+    fn alloc_uncounted(&mut self, n: usize, flags: Flags) -> Result<usize> {
         if n == 0 || n > self.objs.remaining() {
             return Err(EINVAL);
         }
@@ -320,7 +322,7 @@ impl<'c, T, const N: usize> ObjBatch<'c, T, N> {
         if got == 0 {
             return Err(ENOMEM);
         }
-        Ok(())
+        Ok(len)
     }
 
     /// Allocates `n` objects in one bulk call, initialises the `i`-th new one to `init(i)` and
@@ -332,8 +334,7 @@ impl<'c, T, const N: usize> ObjBatch<'c, T, N> {
         flags: Flags,
         mut init: impl FnMut(usize) -> T,
     ) -> Result {
-        self.alloc_uncounted(n, flags)?;
-        let len = self.objs.len();
+        let len = self.alloc_uncounted(n, flags)?;
         for (i, slot) in self.objs.spare_capacity_mut()[..n].iter().enumerate() {
             // SAFETY: `alloc_uncounted` made `slot` a live object, valid for a write of `T`.
             unsafe { slot.assume_init().as_ptr().write(init(i)) };
@@ -353,10 +354,10 @@ impl<'c, T, const N: usize> ObjBatch<'c, MaybeUninit<T>, N> {
     /// leaked (the C function frees what it got before failing). IRQs must be enabled.
     #[inline]
     pub fn alloc(&mut self, n: usize, flags: Flags) -> Result {
-        self.alloc_uncounted(n, flags)?;
+        let len = self.alloc_uncounted(n, flags)?;
         // SAFETY: `n` new distinct live objects of `cache`; `MaybeUninit<T>` accepts any
         // content; `len + n <= N`.
-        unsafe { self.objs.set_len(self.objs.len() + n) };
+        unsafe { self.objs.set_len(len + n) };
         Ok(())
     }
 
