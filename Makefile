@@ -41,7 +41,8 @@ bench:
 ## alf_queue against its peers in userspace (criterion, about 10 minutes; wants an idle machine).
 bench-userspace:
 	cargo bench -p alf_queue --bench queues
-	python3 rust/alf_queue/benches/report.py --spread
+	mkdir -p results
+	python3 rust/alf_queue/benches/report.py --spread | tee results/alf_queue-userspace.md
 
 ## rustfmt, clippy (userspace and the kernel build with CLIPPY=1), checkpatch on the C.
 check: tree

@@ -124,59 +124,36 @@ extern "C" {
     ) -> c_ulong;
 }
 
-/// A `ptr_ring` of [`RING`] entries, freed on drop.
+/// A ring of the C side (a `ptr_ring` or a C reference queue), freed on drop.
 ///
 /// # Invariants
 ///
-/// `ring` is a ring made by `rust_alf_queue_bench_ptr_ring_new` and not freed yet.
-struct PtrRing {
-    ring: *mut c_void,
+/// `ptr` was made by the C constructor that pairs with `free`, and is not freed yet.
+struct CRing {
+    ptr: *mut c_void,
+    free: unsafe extern "C" fn(*mut c_void),
 }
 
-impl PtrRing {
-    fn new() -> Result<Self> {
-        // SAFETY: Process context (module init); the function allocates with `GFP_KERNEL`.
-        let ring = unsafe { rust_alf_queue_bench_ptr_ring_new(RING as c_int) };
-        if ring.is_null() {
+impl CRing {
+    /// Takes `ptr`, a ring or NULL (for `ENOMEM`), to be freed with `free`.
+    ///
+    /// # Safety
+    ///
+    /// A non-NULL `ptr` is a new ring made by the constructor that pairs with `free`.
+    unsafe fn new(ptr: *mut c_void, free: unsafe extern "C" fn(*mut c_void)) -> Result<Self> {
+        if ptr.is_null() {
             return Err(ENOMEM);
         }
-        // INVARIANT: A ring just made.
-        Ok(Self { ring })
+        // INVARIANT: The caller's contract.
+        Ok(Self { ptr, free })
     }
 }
 
-impl Drop for PtrRing {
+impl Drop for CRing {
     fn drop(&mut self) {
-        // SAFETY: By the type invariant the ring is live; it is freed once, here.
-        unsafe { rust_alf_queue_bench_ptr_ring_free(self.ring) };
-    }
-}
-
-/// A C reference queue of [`RING`] slots, freed on drop.
-///
-/// # Invariants
-///
-/// `q` is a queue made by `rust_alf_queue_bench_cq_new` and not freed yet.
-struct CQueue {
-    q: *mut c_void,
-}
-
-impl CQueue {
-    fn new() -> Result<Self> {
-        // SAFETY: Process context (module init); the function allocates with `GFP_KERNEL`.
-        let q = unsafe { rust_alf_queue_bench_cq_new(RING as u32) };
-        if q.is_null() {
-            return Err(ENOMEM);
-        }
-        // INVARIANT: A queue just made.
-        Ok(Self { q })
-    }
-}
-
-impl Drop for CQueue {
-    fn drop(&mut self) {
-        // SAFETY: By the type invariant the queue is live; it is freed once, here.
-        unsafe { rust_alf_queue_bench_cq_free(self.q) };
+        // SAFETY: By the type invariant `ptr` is live and `free` is its destructor; it is freed
+        // once, here.
+        unsafe { (self.free)(self.ptr) };
     }
 }
 
@@ -185,10 +162,10 @@ struct Setting {
     mpmc: KBox<MpmcQueue<Item, RING>>,
     spsc: KBox<SpscQueue<Item, RING>>,
     /// The C reference, run with the multi-producer/multi-consumer functions only.
-    c_mpmc: CQueue,
+    c_mpmc: CRing,
     /// The C reference, run with the single-producer/single-consumer functions only.
-    c_spsc: CQueue,
-    ptr_ring: PtrRing,
+    c_spsc: CRing,
+    ptr_ring: CRing,
     /// The elements, for the single-operation loops and for `ptr_ring`.
     items: KBox<[Item; MAX_BULK]>,
     /// The elements, for the bulk loops.
@@ -293,12 +270,34 @@ impl Setting {
             *item = base.wrapping_add(i).cast();
         }
         let batch = KBox::new(Batch::new(), GFP_KERNEL)?;
+        // SAFETY: Process context (module init), where the C constructors may allocate with
+        // `GFP_KERNEL`; each ring gets its constructor's destructor.
+        let c_mpmc = unsafe {
+            CRing::new(
+                rust_alf_queue_bench_cq_new(RING as u32),
+                rust_alf_queue_bench_cq_free,
+            )
+        }?;
+        // SAFETY: As above.
+        let c_spsc = unsafe {
+            CRing::new(
+                rust_alf_queue_bench_cq_new(RING as u32),
+                rust_alf_queue_bench_cq_free,
+            )
+        }?;
+        // SAFETY: As above.
+        let ptr_ring = unsafe {
+            CRing::new(
+                rust_alf_queue_bench_ptr_ring_new(RING as c_int),
+                rust_alf_queue_bench_ptr_ring_free,
+            )
+        }?;
         Ok(Self {
             mpmc,
             spsc,
-            c_mpmc: CQueue::new()?,
-            c_spsc: CQueue::new()?,
-            ptr_ring: PtrRing::new()?,
+            c_mpmc,
+            c_spsc,
+            ptr_ring,
             items,
             batch,
         })
@@ -312,8 +311,8 @@ impl Setting {
         let items = &mut self.items[..n];
         let mpmc = &*self.mpmc;
         let spsc = &mut *self.spsc;
-        let ring = self.ptr_ring.ring;
-        let (c_mpmc, c_spsc) = (self.c_mpmc.q, self.c_spsc.q);
+        let ring = self.ptr_ring.ptr;
+        let (c_mpmc, c_spsc) = (self.c_mpmc.ptr, self.c_spsc.ptr);
         let mut moved = 0;
         // Failed checks of the C reference's loop.
         let mut bad: c_ulong = 0;
@@ -323,7 +322,7 @@ impl Setting {
             moved = match variant {
                 "mpmc_single" => mpmc_single(mpmc, items, loops),
                 "mpmc_bulk" => mpmc_bulk(mpmc, b, n, loops),
-                // SAFETY: `c_mpmc` is live (type invariant of `CQueue`), used by this thread
+                // SAFETY: `c_mpmc` is live (type invariant of `CRing`), used by this thread
                 // alone, and empty after every complete run; `items` holds `n <= MAX_BULK < RING`
                 // pointers, and `bad` is a valid `c_ulong`.
                 "c_mpmc_bulk" => unsafe {
@@ -348,7 +347,7 @@ impl Setting {
                         &mut bad,
                     ) as usize
                 },
-                // SAFETY: `ring` is live (type invariant of `PtrRing`) and empty after every
+                // SAFETY: `ring` is live (type invariant of `CRing`) and empty after every
                 // complete run; `items` holds `n <= MAX_BULK < RING` non-NULL pointers.
                 _ => unsafe {
                     rust_alf_queue_bench_ptr_ring_run(
