@@ -38,7 +38,7 @@ test:
 bench:
 	scripts/bench.sh
 
-## alf_queue against its peers in userspace (criterion, about 10 minutes; wants an idle machine).
+## alf_queue against its peers in userspace (criterion, about 16 minutes; wants an idle machine).
 bench-userspace:
 	cargo bench -p alf_queue --bench queues
 	mkdir -p results

@@ -50,13 +50,15 @@ kunit_rerun() {
 }
 
 # kmemleak_report LABEL: scan twice (kmemleak reports only objects older than 5 s and seen in
-# two scans) and print the suspects between markers.  UML has boot-time suspects of its own,
-# so a test compares two reports, before and after the code under test ran.
+# two scans) and print the suspects between markers, after the uptime at which the report
+# began.  UML has boot-time suspects of its own, so a test compares two reports, before and
+# after the code under test ran, and counts the suspects allocated after the first began.
 kmemleak_report() {
 	if [ ! -e /sys/kernel/debug/kmemleak ]; then
 		say "kmemleak unavailable"
 		return
 	fi
+	say "kmemleak uptime $1 $(cut -d' ' -f1 /proc/uptime)"
 	sleep 6
 	echo scan >/sys/kernel/debug/kmemleak
 	echo scan >/sys/kernel/debug/kmemleak
