@@ -18,8 +18,8 @@
 //! - `runs`: timed repetitions per bulk size and variant (after one untimed warm-up; 21 by
 //!   default: on a shared machine the median of 11 still moved by a few percent between runs);
 //! - `nomerge`: 1 (default) to create the cache with `SLAB_NO_MERGE`, 0 to let SLUB merge it
-//!   into a compatible cache (on UML, `:0000256`, whose slabs hold another user's objects too:
-//!   that doubles the cost at bulk sizes 32 to 128, seed 000's case for a cache of one's own);
+//!   into a compatible cache (on UML, `:0000256`, whose slabs hold another user's objects too;
+//!   seed 000's case for a cache of one's own);
 //! - `atomic`: 1 (default) to allocate with `GFP_ATOMIC` as the C original and the networking
 //!   code it models do, 0 for `GFP_KERNEL`;
 //! - `fresh`: 1 (default) to create the cache anew for every timed run and destroy it after, as
