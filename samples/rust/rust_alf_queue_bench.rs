@@ -172,18 +172,25 @@ struct Setting {
     batch: KBox<Batch<Item, MAX_BULK>>,
 }
 
-/// `n` single enqueues then `n` single dequeues, `loops` times; returns the elements moved.
-#[inline(never)]
-fn mpmc_single(q: &MpmcQueue<Item, RING>, items: &mut [Item], loops: usize) -> usize {
+/// `items.len()` single enqueues then as many single dequeues, `loops` times, through
+/// `enqueue` and `dequeue`; returns the elements moved. Each variant's entry point below is a
+/// function of its own, so that each timed loop is compiled on its own.
+#[inline(always)]
+fn single_rounds(
+    items: &mut [Item],
+    loops: usize,
+    mut enqueue: impl FnMut(Item) -> Result<(), Item>,
+    mut dequeue: impl FnMut() -> Option<Item>,
+) -> usize {
     let mut moved = 0;
     for _ in 0..loops {
         for item in items.iter() {
-            if q.enqueue(*item).is_err() {
+            if enqueue(*item).is_err() {
                 return moved;
             }
         }
         for item in items.iter_mut() {
-            match q.dequeue() {
+            match dequeue() {
                 Some(x) => *item = x,
                 None => return moved,
             }
@@ -193,17 +200,19 @@ fn mpmc_single(q: &MpmcQueue<Item, RING>, items: &mut [Item], loops: usize) -> u
     moved
 }
 
-/// One bulk enqueue then one bulk dequeue of `n`, `loops` times; returns the elements moved.
-#[inline(never)]
-fn mpmc_bulk(
-    q: &MpmcQueue<Item, RING>,
+/// One bulk enqueue of the batch then one bulk dequeue of `n` back into it, `loops` times;
+/// returns the elements moved.
+#[inline(always)]
+fn bulk_rounds(
     b: &mut Batch<Item, MAX_BULK>,
     n: usize,
     loops: usize,
+    mut enqueue: impl FnMut(&mut Batch<Item, MAX_BULK>) -> bool,
+    mut dequeue: impl FnMut(&mut Batch<Item, MAX_BULK>, usize) -> bool,
 ) -> usize {
     let mut moved = 0;
     for _ in 0..loops {
-        if q.enqueue_bulk(b).is_err() || q.dequeue_bulk(b, n).is_err() {
+        if !enqueue(b) || !dequeue(b, n) {
             return moved;
         }
         moved += n;
@@ -211,29 +220,37 @@ fn mpmc_bulk(
     moved
 }
 
-/// As [`mpmc_single`], with the single-producer single-consumer queue.
+/// `mpmc_single`: [`single_rounds`] through [`MpmcQueue`].
+#[inline(never)]
+fn mpmc_single(q: &MpmcQueue<Item, RING>, items: &mut [Item], loops: usize) -> usize {
+    single_rounds(items, loops, |x| q.enqueue(x), || q.dequeue())
+}
+
+/// `mpmc_bulk`: [`bulk_rounds`] through [`MpmcQueue`].
+#[inline(never)]
+fn mpmc_bulk(
+    q: &MpmcQueue<Item, RING>,
+    b: &mut Batch<Item, MAX_BULK>,
+    n: usize,
+    loops: usize,
+) -> usize {
+    bulk_rounds(
+        b,
+        n,
+        loops,
+        |b| q.enqueue_bulk(b).is_ok(),
+        |b, n| q.dequeue_bulk(b, n).is_ok(),
+    )
+}
+
+/// `spsc_single`: [`single_rounds`] through the handles of an [`SpscQueue`].
 #[inline(never)]
 fn spsc_single(q: &mut SpscQueue<Item, RING>, items: &mut [Item], loops: usize) -> usize {
     let (mut tx, mut rx) = q.split();
-    let mut moved = 0;
-    for _ in 0..loops {
-        for item in items.iter() {
-            if tx.enqueue(*item).is_err() {
-                return moved;
-            }
-        }
-        for item in items.iter_mut() {
-            match rx.dequeue() {
-                Some(x) => *item = x,
-                None => return moved,
-            }
-        }
-        moved += items.len();
-    }
-    moved
+    single_rounds(items, loops, |x| tx.enqueue(x), || rx.dequeue())
 }
 
-/// As [`mpmc_bulk`], with the single-producer single-consumer queue.
+/// `spsc_bulk`: [`bulk_rounds`] through the handles of an [`SpscQueue`].
 #[inline(never)]
 fn spsc_bulk(
     q: &mut SpscQueue<Item, RING>,
@@ -242,14 +259,13 @@ fn spsc_bulk(
     loops: usize,
 ) -> usize {
     let (mut tx, mut rx) = q.split();
-    let mut moved = 0;
-    for _ in 0..loops {
-        if tx.enqueue_bulk(b).is_err() || rx.dequeue_bulk(b, n).is_err() {
-            return moved;
-        }
-        moved += n;
-    }
-    moved
+    bulk_rounds(
+        b,
+        n,
+        loops,
+        |b| tx.enqueue_bulk(b).is_ok(),
+        |b, n| rx.dequeue_bulk(b, n).is_ok(),
+    )
 }
 
 impl Setting {
