@@ -1,4 +1,5 @@
-# Pinned package set of the toolchain root (Debian 13, trixie).  Changing a
+# Pinned package set of the toolchain root (Debian 13, trixie; linux-source-7.3 comes from
+# trixie-backports, which the root also lists).  Changing a
 # line here re-provisions the root on the next 'make toolchain'.
 # shellcheck shell=bash
 ROOT_PACKAGES=(
@@ -7,6 +8,7 @@ ROOT_PACKAGES=(
 	bindgen=0.71.1-6
 	clang=1:19.0-63 lld=1:19.0-63 llvm=1:19.0-63 libclang-dev=1:19.0-63
 	linux-source-6.12=6.12.107-1
+	linux-source-7.3=7.3.4-1~bpo13+1
 	qemu-system-x86=1:10.0.13+ds-0+deb13u1
 	busybox-static=1:1.37.0-6+b9
 	make=4.4.1-2 gcc=4:14.2.0-1 libc6-dev=2.41-12+deb13u4 bc=1.07.1-4

@@ -39,11 +39,14 @@ log "installing ${#ROOT_PACKAGES[@]} pinned packages"
 echo installing >"$tmp/.complete"
 ROOT=$tmp in_root /bin/sh -c '
 	export DEBIAN_FRONTEND=noninteractive
+	echo "deb $0 trixie-backports main" >/etc/apt/sources.list.d/backports.list
 	apt-get update -q >/dev/null
 	apt-get install -y -q --no-install-recommends "$@" >/tmp/apt.log 2>&1 ||
 		{ tail -30 /tmp/apt.log; exit 1; }
 	apt-get clean
-' sh "${ROOT_PACKAGES[@]}" || die "package installation failed: a pin may have left the mirror (scripts/pins.sh)"
+' "$DEBIAN_MIRROR" "${ROOT_PACKAGES[@]}" || die "package installation failed: a pinned version may have left the archive (backports versions move on).
+  The versions served now:  apt-cache policy <package> in the root, or packages.debian.org;
+  set the new version in scripts/pins.sh (for example linux-source-7.3=<version>)"
 
 log "verifying: linux-source-6.12 and the kernel's own check (make rustavailable)"
 ls "$tmp"/usr/src/linux-source-6.12.tar.xz >/dev/null || die "linux-source-6.12 tarball missing"
