@@ -1,36 +1,38 @@
-# rfl-bulk: Jesper Dangaard Brouer's bulk allocation work, in Rust for Linux 6.12.
+# rfl-bulk: Jesper Dangaard Brouer's bulk allocation work, in Rust for Linux 6.12 and 7.3.
 #
 #   make bench   provision, build, boot, benchmark, print the tables (the main job)
 #   make test    every test, kernel and userspace; ends with "N passed, N failed"
 #
-# Everything large (the Debian 13 toolchain root, the kernel tree, the builds) lives in
-# CACHE_DIR, outside the checkout.  With KDIR=<a Rust-enabled 6.12+ tree> (and LLVM= as for
-# the kernel's make), your own tree and toolchain are used and nothing is provisioned.
+# Both run on every kernel of KERNELS ("6.12 7.3" by default; KERNELS=7.3 for one).  Everything
+# large (the Debian 13 toolchain root, the kernel trees, the builds) lives in CACHE_DIR, outside
+# the checkout.  With KDIR=<a Rust-enabled 6.12 or 7.3 tree> (and LLVM= as for the kernel's
+# make), your own tree and toolchain are used and nothing is provisioned.
 
 SHELL := /bin/bash
 CACHE_DIR ?= $(or $(XDG_CACHE_HOME),$(HOME)/.cache)/rfl-bulk
-export CACHE_DIR KDIR LLVM
+KERNELS ?= 6.12 7.3
+export CACHE_DIR KDIR LLVM KERNELS
 
 .PHONY: help toolchain tree kernel test bench bench-userspace check clean distclean
 
 help:
-	@sed -n '3,9p' Makefile | sed 's/^# \{0,1\}//'
+	@sed -n '3,10p' Makefile | sed 's/^# \{0,1\}//'
 	@echo "Other targets: toolchain tree kernel bench-userspace check clean distclean"
 
-## The Debian 13 root with rustc 1.85, bindgen, LLVM 19, linux-source-6.12, QEMU 10.
+## The Debian 13 root with rustc 1.85, bindgen, LLVM 19, linux-source-6.12 and -7.3, QEMU 10.
 toolchain:
 	@if [ -n "$(KDIR)" ]; then echo "KDIR=$(KDIR): using your toolchain, nothing to provision"; \
 	else scripts/toolchain.sh; fi
 
-## linux-source-6.12 + Kconfig.patch + the project's directories.
+## linux-source-<version> + patches/<version>/ + the project's directories, for each kernel.
 tree: toolchain
-	scripts/tree.sh
+	for k in $(KERNELS); do scripts/tree.sh $$k || exit; done
 
-## The three kernels: UML test (KUnit, KASAN...), UML bench (-O2), x86_64 for QEMU.
+## Per kernel: UML test (KUnit, KASAN...), UML bench (-O2), x86_64 for QEMU.
 kernel: tree
-	scripts/kernel.sh um-test
-	scripts/kernel.sh um-bench
-	scripts/kernel.sh x86-smp
+	for k in $(KERNELS); do \
+		for kind in um-test um-bench x86-smp; do scripts/kernel.sh $$k $$kind || exit; done; \
+	done
 
 test:
 	scripts/test.sh

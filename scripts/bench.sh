@@ -1,6 +1,9 @@
 #!/usr/bin/env bash
-# make bench: provision, build the bench kernels, boot them with the benchmark sample modules,
-# collect what they print into results/*.json, print the markdown tables, draw the plots.
+# make bench: provision, build the bench kernels of every kernel of KERNELS (6.12 and 7.3 by
+# default), boot them with the benchmark sample modules, collect what they print into
+# results/<bench>-<where>-<version>.{json,md,png}, print the markdown tables, and compare the
+# kernels (results/slab_bulk-kernels.md).  Nothing in results/ is replaced unless every run
+# loaded its modules and produced a complete, timeable table.
 #
 # Module parameters are set at run time, without a rebuild:
 #   SLAB_BULK_ARGS       for rust_slab_bulk_bench in UML  (e.g. "bulk=1,8,16 runs=9")
@@ -17,15 +20,23 @@ ALF_QUEUE_ARGS=${ALF_QUEUE_ARGS:-}
 ALF_QUEUE_QEMU_ARGS=${ALF_QUEUE_QEMU_ARGS:-elems=262144 runs=5}
 BENCH_WHERE=${BENCH_WHERE:-uml qemu}
 runs=$CACHE_DIR/run
-mkdir -p "$runs" "$PROJECT/results"
+# Tables are written here first and moved into results/ once every run succeeded.
+stage=$runs/results
+rm -rf "$stage" && mkdir -p "$stage" "$PROJECT/results"
 
 [ -n "${KDIR:-}" ] || "$PROJECT/scripts/toolchain.sh"
-"$PROJECT/scripts/tree.sh"
 
 host_cpu=$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//')
-collect() { # collect WHERE LOG KIND CPU
-	krun python3 "$G_PROJECT/scripts/collect.py" "$G_CACHE/run/$(basename "$2")" --where "$1" \
-		--config "$G_BUILD/$3/.config" --cpu "$4" --out "$G_PROJECT/results"
+collect() { # collect WHERE LOG KIND CPU MODULE...: fails when a module did not load or ran short
+	local where=$1 logf=$2 kind=$3 cpu=$4 m
+	shift 4
+	for m in "$@"; do
+		grep -q "rfl_guest: insmod ok $m.ko" "$logf" && continue
+		grep -E "rfl_guest: insmod failed $m|$m: " "$logf" | head -5 >&2
+		die "$KVER $where: $m did not run (its own message above)"
+	done
+	krun python3 "$G_PROJECT/scripts/collect.py" "$G_CACHE/run/$(basename "$logf")" --where "$where" \
+		--kernel "$KVER" --config "$G_BUILD/$kind/.config" --cpu "$cpu" --out "$G_CACHE/run/results"
 }
 
 # pick_cpu: the host CPU for UML.  On a shared virtual machine one vCPU can run this kernel
@@ -40,10 +51,10 @@ pick_cpu() {
 	EOF
 	for cpu in $(taskset -pc $$ | sed 's/.*: //; s/,/ /g' | tr ' ' '\n' |
 		awk -F- '{ if (NF == 2) for (i = $1; i <= $2; i++) print i; else print $1 }'); do
-		RFL_TASKSET="taskset -c $cpu" "$PROJECT/scripts/uml-run.sh" um-bench "$plan" \
-			"$runs/probe-$cpu.log" || continue
+		RFL_TASKSET="taskset -c $cpu" "$PROJECT/scripts/uml-run.sh" "$KVER" um-bench "$plan" \
+			"$runs/probe-$KVER-$cpu.log" || continue
 		cost=$(sed -n 's/.*variant=raw_bulk bulk=16 run=[0-9]* objs=\([0-9]*\) tsc=\([0-9]*\).*/\2 \1/p' \
-			"$runs/probe-$cpu.log" | awk '{ print $1 / $2 }' | sort -n | awk '{ a[NR] = $1 } END { print a[int((NR + 1) / 2)] }')
+			"$runs/probe-$KVER-$cpu.log" | awk '{ print $1 / $2 }' | sort -n | awk '{ a[NR] = $1 } END { print a[int((NR + 1) / 2)] }')
 		log "host CPU $cpu: C bulk-16 alloc+free $cost cycles per object"
 		probes="$probes cpu$cpu=$cost"
 		if [ -z "$best" ] || awk -v a="$cost" -v b="$best_cost" 'BEGIN { exit !(a < b) }'; then
@@ -54,41 +65,56 @@ pick_cpu() {
 	echo "$best$probes"
 }
 
-for where in $BENCH_WHERE; do
-	case $where in
-	uml)
-		"$PROJECT/scripts/kernel.sh" um-bench
-		cpu=${BENCH_CPU:-auto}
-		if [ "$cpu" = auto ]; then
-			read -r cpu probes < <(pick_cpu)
-			log "UML pinned to host CPU $cpu (probes:$probes)"
-		fi
-		export RFL_TASKSET="taskset -c $cpu"
-		plan=$runs/bench-uml-plan.sh
-		cat >"$plan" <<-EOF
-			load $G_BUILD/um-bench/samples/rust/rust_slab_bulk_bench.ko $SLAB_BULK_ARGS
-			unload rust_slab_bulk_bench
-			load $G_BUILD/um-bench/samples/rust/rust_alf_queue_bench.ko $ALF_QUEUE_ARGS
-			unload rust_alf_queue_bench
-		EOF
-		log "benchmarks in UML (this takes a few minutes)"
-		"$PROJECT/scripts/uml-run.sh" um-bench "$plan" "$runs/bench-uml.log"
-		collect uml "$runs/bench-uml.log" um-bench "$host_cpu (UML), pinned to host CPU $cpu${probes:+ (probes:$probes)}"
-		unset RFL_TASKSET probes
-		;;
-	qemu)
-		"$PROJECT/scripts/kernel.sh" x86-smp
-		plan=$runs/bench-qemu-plan.sh
-		cat >"$plan" <<-EOF
-			load /modules/rust_slab_bulk_bench.ko $SLAB_BULK_QEMU_ARGS
-			unload rust_slab_bulk_bench
-			load /modules/rust_alf_queue_bench.ko $ALF_QUEUE_QEMU_ARGS
-			unload rust_alf_queue_bench
-		EOF
-		log "benchmarks in QEMU x86_64 (TCG: for shape, not for absolute figures)"
-		"$PROJECT/scripts/qemu-run.sh" "$plan" "$runs/bench-qemu.log"
-		collect qemu "$runs/bench-qemu.log" x86-smp "QEMU TCG, 2 vCPUs, on $host_cpu"
-		;;
-	*) die "BENCH_WHERE: unknown '$where'" ;;
-	esac
+bench_kernel() {
+	use_kernel "$1"
+	"$PROJECT/scripts/tree.sh" "$KVER"
+	local where cpu probes plan
+	for where in $BENCH_WHERE; do
+		case $where in
+		uml)
+			"$PROJECT/scripts/kernel.sh" "$KVER" um-bench
+			cpu=${BENCH_CPU:-auto}
+			if [ "$cpu" = auto ]; then
+				read -r cpu probes < <(pick_cpu)
+				log "$KVER: UML pinned to host CPU $cpu (probes:$probes)"
+			fi
+			plan=$runs/bench-uml-plan-$KVER.sh
+			cat >"$plan" <<-EOF
+				load $G_BUILD/um-bench/samples/rust/rust_slab_bulk_bench.ko $SLAB_BULK_ARGS
+				unload rust_slab_bulk_bench
+				load $G_BUILD/um-bench/samples/rust/rust_alf_queue_bench.ko $ALF_QUEUE_ARGS
+				unload rust_alf_queue_bench
+			EOF
+			log "$KVER: benchmarks in UML (this takes a few minutes)"
+			RFL_TASKSET="taskset -c $cpu" "$PROJECT/scripts/uml-run.sh" "$KVER" um-bench "$plan" \
+				"$runs/bench-uml-$KVER.log"
+			collect uml "$runs/bench-uml-$KVER.log" um-bench \
+				"$host_cpu (UML), pinned to host CPU $cpu${probes:+ (probes:$probes)}" \
+				rust_slab_bulk_bench rust_alf_queue_bench
+			;;
+		qemu)
+			"$PROJECT/scripts/kernel.sh" "$KVER" x86-smp
+			plan=$runs/bench-qemu-plan-$KVER.sh
+			cat >"$plan" <<-EOF
+				load /modules/rust_slab_bulk_bench.ko $SLAB_BULK_QEMU_ARGS
+				unload rust_slab_bulk_bench
+				load /modules/rust_alf_queue_bench.ko $ALF_QUEUE_QEMU_ARGS
+				unload rust_alf_queue_bench
+			EOF
+			log "$KVER: benchmarks in QEMU x86_64 (TCG: for shape, not for absolute figures)"
+			"$PROJECT/scripts/qemu-run.sh" "$KVER" "$plan" "$runs/bench-qemu-$KVER.log"
+			collect qemu "$runs/bench-qemu-$KVER.log" x86-smp "QEMU TCG, 2 vCPUs, on $host_cpu" \
+				rust_slab_bulk_bench rust_alf_queue_bench
+			;;
+		*) die "BENCH_WHERE: unknown '$where'" ;;
+		esac
+	done
+}
+
+for k in $KERNELS; do
+	bench_kernel "$k"
 done
+# The kernels side by side (from the staged tables), then everything into results/ at once.
+krun python3 "$G_PROJECT/scripts/collect.py" --compare "$G_CACHE/run/results"
+cp "$stage"/* "$PROJECT/results/"
+log "results/: $(cd "$stage" && ls | tr '\n' ' ')"

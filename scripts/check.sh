@@ -3,8 +3,9 @@
 #   - rustfmt: the kernel's 'make rustfmtcheck' (our files are in the tree), cargo fmt --check;
 #   - clippy: cargo clippy on the userspace workspace, and the kernel's Rust (the `kernel`
 #     crate with slab_bulk, alf_queue and the selftests, and the samples) with CLIPPY=1;
-#   - checkpatch.pl on Kconfig.patch (the C and Kconfig the project changes) and on the
+#   - checkpatch.pl --strict on each kernel's patch series (patches/<version>/) and on the
 #     samples' C files.
+# The kernel gates run on each kernel of KERNELS.
 . "$(dirname "$0")/lib.sh"
 
 fail=0
@@ -18,7 +19,6 @@ gate() {
 gate "cargo fmt --check" cargo fmt --manifest-path "$PROJECT/Cargo.toml" --all --check
 gate "cargo clippy" cargo clippy --manifest-path "$PROJECT/Cargo.toml" --workspace --all-targets \
 	--release -- -D warnings
-gate "kernel rustfmtcheck" krun make -s -C "$G_TREE" O="$G_BUILD/x86-smp" LLVM="$LLVM" rustfmtcheck
 # CLIPPY=1 rebuilds the Rust objects through clippy-driver; a warning is a failure here.
 clippy_kernel() {
 	local kind=$1 arch=$2 out
@@ -29,10 +29,15 @@ clippy_kernel() {
 		return 1
 	fi
 }
-gate "kernel clippy (x86_64: samples, slab_bulk, alf_queue)" clippy_kernel x86-smp x86_64
-gate "kernel clippy (UML test: the fault-injection selftests)" clippy_kernel um-test um
-gate "checkpatch.pl Kconfig.patch" krun perl "$G_TREE/scripts/checkpatch.pl" --no-tree --no-signoff \
-	--strict --ignore FILE_PATH_CHANGES,COMMIT_MESSAGE "$G_PROJECT/Kconfig.patch"
+for k in $KERNELS; do
+	use_kernel "$k"
+	"$PROJECT/scripts/tree.sh" "$KVER"
+	gate "$KVER kernel rustfmtcheck" krun make -s -C "$G_TREE" O="$G_BUILD/x86-smp" LLVM="$LLVM" rustfmtcheck
+	gate "$KVER kernel clippy (x86_64: samples, slab_bulk, alf_queue)" clippy_kernel x86-smp x86_64
+	gate "$KVER kernel clippy (UML test: the fault-injection selftests)" clippy_kernel um-test um
+	gate "$KVER checkpatch.pl --strict patches/$KVER" krun perl "$G_TREE/scripts/checkpatch.pl" \
+		--no-tree --strict $(cd "$PROJECT" && printf "$G_PROJECT/%s " "patches/$KVER"/*.patch)
+done
 for f in "$PROJECT"/samples/rust/*.[ch]; do
 	gate "checkpatch.pl samples/rust/${f##*/}" krun perl "$G_TREE/scripts/checkpatch.pl" \
 		--no-tree --strict --file "$G_PROJECT/samples/rust/${f##*/}"

@@ -12,7 +12,11 @@ bulk) the minimum, median and maximum over the runs, and writes one record per g
     {"bench", "variant", "bulk", "cycles": {"min", "median", "max"}, "ns": {...}, "runs",
      "kernel", "config", "cpu", "tsc_mhz", "where"}
 
-usage: collect.py LOG --where uml|qemu --config KERNEL/.config --out DIR [--stamp STAMP]
+A run that cannot be timed (a timed run shorter than MIN_RUN_NS, or whose TSC rate strays from
+the others') fails the whole collection with the parameters to raise, and writes nothing.
+
+usage: collect.py LOG --where uml|qemu --kernel VERSION --config KERNEL/.config --out DIR
+       collect.py --compare DIR     (the kernels side by side: DIR/slab_bulk-kernels.md)
 """
 
 import argparse
@@ -28,6 +32,8 @@ LINE = re.compile(
     r"rfl_bench: bench=(?P<bench>\S+) variant=(?P<variant>\S+) bulk=(?P<bulk>\d+) "
     r"run=(?P<run>\d+) objs=(?P<objs>\d+) tsc=(?P<tsc>\d+) ns=(?P<ns>\d+)"
 )
+# A timed run must last this long for ktime (and the TSC rate derived from it) to mean anything.
+MIN_RUN_NS = 1_000_000
 INIT = re.compile(r"rfl_guest: init up: (?P<release>\S+)")
 CPU = re.compile(r"rfl_guest: cpu (?P<cpu>.+?)\s*$")
 
@@ -87,8 +93,12 @@ def parse(log):
             if m := LINE.search(line):
                 r = m.groupdict()
                 objs = int(r["objs"])
-                if objs == 0:
-                    continue
+                if objs == 0 or int(r["ns"]) < MIN_RUN_NS:
+                    sys.exit(
+                        f"collect.py: {r['bench']} {r['variant']} bulk={r['bulk']} run={r['run']}: "
+                        f"{objs} objects in {r['ns']} ns, under the {MIN_RUN_NS} ns a timed run "
+                        "needs: raise objs= (slab_bulk) or elems= (alf_queue)"
+                    )
                 runs.append(
                     {
                         "bench": r["bench"],
@@ -216,15 +226,107 @@ def plot(bench, records, path):
     fig.savefig(path, dpi=110)
 
 
+def verdict(r):
+    """A paired ratio's reading: below 1 in every run, above 1 in every run, or no difference
+    (the runs straddle 1: the difference is within the run-to-run noise)."""
+    if r["max"] < 1:
+        return "lower"
+    if r["min"] > 1:
+        return "higher"
+    return "same"
+
+
+def compare(d):
+    """The kernels side by side: prototype-kernel's slab_bulk_test01 table (raw single, raw bulk,
+    ours single, ours bulk) for each kernel found in D (UML), and the question the per-CPU sheaves
+    of 7.x raise: does bulk still beat single alloc+free, at which sizes, by how much."""
+    docs = {}
+    for name in sorted(os.listdir(d)):
+        if m := re.fullmatch(r"slab_bulk-uml-(?P<k>[\d.]+)\.json", name):
+            with open(os.path.join(d, name)) as f:
+                docs[m["k"]] = json.load(f)
+    if not docs:
+        sys.exit(f"collect.py --compare: no slab_bulk-uml-*.json in {d}")
+    kernels = sorted(docs, key=lambda k: tuple(int(x) for x in k.split(".")))
+    cyc, rat, env = {}, {}, {}
+    for k, doc in docs.items():
+        for r in doc["records"]:
+            cyc[(k, r["variant"], r["bulk"])] = r["cycles"]["median"]
+            env[k] = r
+        for r in doc["ratios"]:
+            rat[(k, r["numerator"], r["denominator"], r["bulk"])] = r["ratio"]
+    bulks = sorted({b for (_, _, b) in cyc})
+    out = [
+        "### slab_bulk across kernels (UML): 256-byte objects, alloc+free, TSC cycles per object",
+        "",
+        "Each kernel's columns come from its own boot in the same `make bench` run; medians over "
+        "the runs, ratios as the median (min-max) over the runs of the ratio within each run. "
+        + "; ".join(
+            f"{k}: {env[k].get('kernel', '?')}, {env[k].get('cpu', '?')}, {env[k]['runs']} runs"
+            for k in kernels
+        )
+        + ".",
+        "",
+    ]
+    head = ["bulk"]
+    for k in kernels:
+        head += [f"{k} raw single", f"{k} raw bulk", f"{k} ours single", f"{k} ours bulk",
+                 f"{k} bulk/single (C)", f"{k} ours/raw bulk"]
+    out.append("| " + " | ".join(head) + " |")
+    out.append("|" + "---|" * len(head))
+    fmt = lambda r: f"{r['median']:.3f} ({r['min']:.2f}-{r['max']:.2f})" if r else ""
+    for b in bulks:
+        row = [str(b)]
+        for k in kernels:
+            row += [f"{cyc[(k, v, b)]:.1f}" if (k, v, b) in cyc else ""
+                    for v in ("raw_single", "raw_bulk", "ours_single", "ours_bulk")]
+            row.append(fmt(rat.get((k, "raw_bulk", "raw_single", b))))
+            row.append(fmt(rat.get((k, "ours_bulk", "raw_bulk", b))))
+        out.append("| " + " | ".join(row) + " |")
+    out += ["", "Does bulk still beat single alloc+free (C API, same cache, same run)?", ""]
+    for k in kernels:
+        lower, same, higher = [], [], []
+        for b in bulks:
+            r = rat.get((k, "raw_bulk", "raw_single", b))
+            if r:
+                {"lower": lower, "same": same, "higher": higher}[verdict(r)].append((b, r["median"]))
+        line = f"- {k}: "
+        parts = []
+        if lower:
+            gain = sorted(1 - m for _, m in lower)
+            parts.append(
+                f"bulk is cheaper at {len(lower)} of {len(lower) + len(same) + len(higher)} sizes "
+                f"({', '.join(str(b) for b, _ in lower)}), by {gain[0] * 100:.0f}-{gain[-1] * 100:.0f} % "
+                f"per object (median {statistics.median(gain) * 100:.0f} %)"
+            )
+        if same:
+            parts.append(f"no difference beyond the run-to-run spread at {', '.join(str(b) for b, _ in same)}")
+        if higher:
+            parts.append(
+                f"bulk costs more at {', '.join(f'{b} ({(m - 1) * 100:+.0f} %)' for b, m in higher)}"
+            )
+        out.append(line + "; ".join(parts) + ".")
+    md = "\n".join(out) + "\n"
+    with open(os.path.join(d, "slab_bulk-kernels.md"), "w") as f:
+        f.write(md)
+    print(md)
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("log")
-    ap.add_argument("--where", required=True, choices=["uml", "qemu"])
-    ap.add_argument("--config", required=True, help="the kernel's .config")
-    ap.add_argument("--out", required=True)
+    ap.add_argument("log", nargs="?")
+    ap.add_argument("--compare", metavar="DIR", help="compare the kernels' tables in DIR")
+    ap.add_argument("--where", choices=["uml", "qemu"])
+    ap.add_argument("--kernel", help="the kernel series (6.12, 7.3), part of the file names")
+    ap.add_argument("--config", help="the kernel's .config")
+    ap.add_argument("--out")
     ap.add_argument("--cpu", help="the CPU model, when the guest cannot tell it (UML says 'UML')")
     ap.add_argument("--stamp", default=datetime.datetime.now(datetime.timezone.utc).strftime("%Y%m%dT%H%M%SZ"))
     a = ap.parse_args()
+    if a.compare:
+        return compare(a.compare)
+    if not (a.log and a.where and a.kernel and a.config and a.out):
+        ap.error("LOG, --where, --kernel, --config and --out are required")
 
     runs, env = parse(a.log)
     if not runs:
@@ -232,7 +334,16 @@ def main():
     with open(a.config, "rb") as f:
         env["config"] = hashlib.sha256(f.read()).hexdigest()[:16]
     rates = sorted(r["tsc_per_ns"] for r in runs if r["tsc_per_ns"])
-    env["tsc_mhz"] = round(statistics.median(rates) * 1000, 1)
+    rate = statistics.median(rates)
+    if stray := [r for r in runs if abs(r["tsc_per_ns"] / rate - 1) > 0.1]:
+        r = stray[0]
+        sys.exit(
+            f"collect.py: {len(stray)} run(s) with a TSC rate off the median {rate * 1000:.0f} MHz "
+            f"by over 10 % (first: {r['bench']} {r['variant']} bulk={r['bulk']} run={r['run']}, "
+            f"{r['tsc_per_ns'] * 1000:.0f} MHz): the clock is not to be trusted; rerun"
+        )
+    env["tsc_mhz"] = round(rate * 1000, 1)
+    env["series"] = a.kernel
     env["where"] = a.where
     if a.cpu:
         env["cpu"] = a.cpu
@@ -242,7 +353,7 @@ def main():
     os.makedirs(a.out, exist_ok=True)
     for bench in sorted({r["bench"] for r in records}):
         mine = [r for r in records if r["bench"] == bench]
-        base = os.path.join(a.out, f"{bench}-{a.where}")
+        base = os.path.join(a.out, f"{bench}-{a.where}-{a.kernel}")
         doc = {
             "stamp": a.stamp,
             "records": mine,
@@ -252,15 +363,14 @@ def main():
                 if k[0] == bench
             ],
         }
-        for path in (f"{base}-{a.stamp}.json", f"{base}.json"):
-            with open(path, "w") as f:
-                json.dump(doc, f, indent=1)
+        with open(f"{base}.json", "w") as f:
+            json.dump(doc, f, indent=1)
         md = table(bench, mine, ratios)
         with open(f"{base}.md", "w") as f:
             f.write(md)
         plot(bench, mine, f"{base}.png")
         print(md)
-        print(f"(written: {base}.json, {base}-{a.stamp}.json, {base}.md, {base}.png)\n")
+        print(f"(written: {base}.json, {base}.md, {base}.png)\n")
 
 
 if __name__ == "__main__":

@@ -1,45 +1,53 @@
 #!/usr/bin/env bash
-# Build one of the project's kernels, in $CACHE_DIR/build/<kind>, from the tree that
-# scripts/tree.sh made.  Kinds:
+# Build one of the project's kernels, in $CACHE_DIR/build/<version>/<kind>, from the tree
+# that scripts/tree.sh made.  The config is configs/<kind>.config, then
+# configs/<version>/<kind>.config where that exists (what only one kernel has).  Kinds:
 #   um-test   UML, configs/kunit.config, through kunit.py (KUnit, doctests, KASAN, kmemleak,
 #             lockdep, failslab): the kernel `make test` runs.
 #   um-bench  UML defconfig + configs/um-bench.config (-O2, no debug options): every figure.
 #   x86-smp   x86_64 tinyconfig + configs/x86-smp.config: bzImage and modules for QEMU.
 # The .config is regenerated only when its inputs change, so a changed .rs file rebuilds
 # incrementally.
+# usage: kernel.sh VERSION KIND
 . "$(dirname "$0")/lib.sh"
-
-kind=${1:?usage: kernel.sh um-test|um-bench|x86-smp}
+use_kernel "${1:?usage: kernel.sh VERSION um-test|um-bench|x86-smp}"
+kind=${2:?usage: kernel.sh VERSION um-test|um-bench|x86-smp}
 out=$G_BUILD/$kind
 mkdir -p "$BUILD/$kind"
 # A shared lock on the tree: scripts/tree.sh (exclusive) cannot change it under a build.
-exec 9>"$CACHE_DIR/.tree.lock"
+exec 9>"$CACHE_DIR/.tree-$KVER.lock"
 flock -s 9
 jobs=$(nproc)
 
 case $kind in
-um-test)
-	krun sh -c "cd $G_TREE && python3 tools/testing/kunit/kunit.py build \
-		--arch=um --build_dir=$out --jobs $jobs --make_options LLVM=$LLVM \
-		--kunitconfig $G_PROJECT/configs/kunit.config" ||
-		die "the um-test kernel did not build (see the output above)"
-	exit 0
-	;;
+um-test) fragment=configs/kunit.config ;;
 um-bench) arch=um base=defconfig fragment=configs/um-bench.config targets="linux modules" ;;
 x86-smp) arch=x86_64 base=tinyconfig fragment=configs/x86-smp.config targets="bzImage modules" ;;
 *) die "unknown kernel kind '$kind'" ;;
 esac
+fragments=("$fragment")
+[ ! -f "$PROJECT/configs/$KVER/${fragment#configs/}" ] || fragments+=("configs/$KVER/${fragment#configs/}")
+
+if [ "$kind" = um-test ]; then
+	krun sh -c "cd $G_TREE && python3 tools/testing/kunit/kunit.py build \
+		--arch=um --build_dir=$out --jobs $jobs --make_options LLVM=$LLVM \
+		$(printf -- "--kunitconfig $G_PROJECT/%s " "${fragments[@]}")" >"$BUILD/$kind/build.log" 2>&1 ||
+		{ grep -E 'error|Error|ERROR' -A5 "$BUILD/$kind/build.log" | head -60; die "$KVER um-test: build failed (log: $BUILD/$kind/build.log)"; }
+	log "$KVER $kind: built"
+	exit 0
+fi
 
 mk="make -C $G_TREE O=$out ARCH=$arch LLVM=$LLVM -j$jobs"
-stamp=$( (cat "$PROJECT/$fragment" "$PROJECT/Kconfig.patch") | sha256sum | cut -c1-16)
+stamp=$( (cd "$PROJECT" && cat "${fragments[@]}" "patches/$KVER"/*.patch) | sha256sum | cut -c1-16)
 if [ "$(cat "$BUILD/$kind/.config-stamp" 2>/dev/null)" != "$stamp" ] || [ ! -f "$BUILD/$kind/.config" ]; then
-	log "$kind: configuring ($base + $fragment)"
+	log "$KVER $kind: configuring ($base + ${fragments[*]})"
 	krun sh -c "$mk -s $base >/dev/null &&
-		cd $G_TREE && scripts/kconfig/merge_config.sh -m -O $out $out/.config $G_PROJECT/$fragment >/dev/null &&
+		cd $G_TREE && scripts/kconfig/merge_config.sh -m -O $out $out/.config \
+			$(printf "$G_PROJECT/%s " "${fragments[@]}") >/dev/null &&
 		$mk -s olddefconfig >/dev/null"
 	# Every line of the fragment must have survived olddefconfig: a dropped option is a
 	# broken dependency, which would silently test or measure the wrong kernel.
-	missing=$(grep -E '^CONFIG_' "$PROJECT/$fragment" | while read -r line; do
+	missing=$( (cd "$PROJECT" && cat "${fragments[@]}") | grep -E '^CONFIG_' | while read -r line; do
 		opt=${line%%=*} val=${line#*=}
 		if [ "$val" = n ]; then
 			grep -qE "^$opt=" "$BUILD/$kind/.config" && echo "$line"
@@ -47,11 +55,11 @@ if [ "$(cat "$BUILD/$kind/.config-stamp" 2>/dev/null)" != "$stamp" ] || [ ! -f "
 			grep -qxF "$line" "$BUILD/$kind/.config" || echo "$line"
 		fi
 	done || true)
-	[ -z "$missing" ] || die "$kind: options not set as asked (dependencies?):
+	[ -z "$missing" ] || die "$KVER $kind: options not set as asked (dependencies?):
 $missing"
 	echo "$stamp" >"$BUILD/$kind/.config-stamp"
 fi
-log "$kind: building $targets"
+log "$KVER $kind: building $targets"
 krun sh -c "$mk $targets" >"$BUILD/$kind/build.log" 2>&1 ||
-	{ grep -E 'error|Error' -A5 "$BUILD/$kind/build.log" | head -60; die "$kind: build failed (log: $BUILD/$kind/build.log)"; }
-log "$kind: built"
+	{ grep -E 'error|Error' -A5 "$BUILD/$kind/build.log" | head -60; die "$KVER $kind: build failed (log: $BUILD/$kind/build.log)"; }
+log "$KVER $kind: built"

@@ -8,8 +8,11 @@ PROJECT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 # a fresh clone stays small.  Override with CACHE_DIR=...
 CACHE_DIR=${CACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/rfl-bulk}
 ROOT=$CACHE_DIR/root                 # Debian 13 toolchain root
-TREE=$CACHE_DIR/linux                # 6.12 source + Kconfig.patch + overlay
-BUILD=$CACHE_DIR/build               # O= build directories, one per kernel
+
+# The kernels the project builds, each from linux-source-<version> of the root and the patch
+# series patches/<version>/.  KERNELS= selects some of them (make test KERNELS=7.3).
+ALL_KERNELS="6.12 7.3"
+KERNELS=${KERNELS:-$ALL_KERNELS}
 
 # Pinned Debian 13 (trixie) packages: the toolchain is defined by this list.
 DEBIAN_MIRROR=${DEBIAN_MIRROR:-http://deb.debian.org/debian}
@@ -46,17 +49,30 @@ in_root() {
 }
 
 # Where the kernel work happens.  By default in the toolchain root, where the checkout is
-# /project and the cache /cache.  With KDIR=<a Rust-enabled 6.12+ tree>, on the host with the
-# user's own toolchain (LLVM= as for the kernel's make): no root is provisioned, the project is
-# overlaid on KDIR, and the builds go to $CACHE_DIR/build.
+# /project and the cache /cache.  With KDIR=<a Rust-enabled 6.12 or 7.3 tree>, on the host with
+# the user's own toolchain (LLVM= as for the kernel's make): no root is provisioned, the
+# project's series is applied to KDIR, and the builds go to $CACHE_DIR/build.
 LLVM=${LLVM:-1}
 if [ -n "${KDIR:-}" ]; then
 	KDIR=$(cd "$KDIR" && pwd)
-	TREE=$KDIR
-	G_PROJECT=$PROJECT G_CACHE=$CACHE_DIR G_TREE=$KDIR
+	# KDIR is one kernel: its version picks the series.
+	KERNELS=$(sed -n 's/^VERSION = //p; s/^PATCHLEVEL = //p' "$KDIR/Makefile" | paste -sd.)
+	G_PROJECT=$PROJECT G_CACHE=$CACHE_DIR
 	krun() { env TMPDIR="${TMPDIR:-/tmp}" ${RFL_TASKSET:-} "$@"; }
 else
-	G_PROJECT=/project G_CACHE=/cache G_TREE=/cache/linux
+	G_PROJECT=/project G_CACHE=/cache
 	krun() { in_root "$@"; }
 fi
-G_BUILD=$G_CACHE/build
+
+# use_kernel VERSION: point TREE and BUILD (host paths) and G_TREE and G_BUILD (the same, as
+# the commands run by krun see them) at that kernel's tree and build directories.
+use_kernel() {
+	KVER=$1
+	[ -d "$PROJECT/patches/$KVER" ] || die "kernel '$KVER': no patch series patches/$KVER (known: $ALL_KERNELS)"
+	BUILD=$CACHE_DIR/build/$KVER G_BUILD=$G_CACHE/build/$KVER
+	if [ -n "${KDIR:-}" ]; then
+		TREE=$KDIR G_TREE=$KDIR
+	else
+		TREE=$CACHE_DIR/linux-$KVER G_TREE=$G_CACHE/linux-$KVER
+	fi
+}

@@ -1,32 +1,41 @@
 #!/usr/bin/env bash
-# Edit Kconfig.patch as files rather than as a diff.
+# Edit a kernel's patch series (patches/<version>/) as git commits.
 #
-#   scripts/patch-edit.sh open [FILE...]   pristine a/ and patched b/ copies of every file the
-#                                          patch touches (plus FILEs) under $CACHE_DIR/patch-edit
-#   scripts/patch-edit.sh save             regenerate Kconfig.patch from a/ and b/
+#   scripts/patch-edit.sh open VERSION   a git repository of pristine linux-source-<version>
+#                                        with the series applied as commits (git am), under
+#                                        $CACHE_DIR/patch-edit-<version>: amend, rebase, add
+#                                        commits there (git commit -s)
+#   scripts/patch-edit.sh save VERSION   write the commits back to patches/<version>/
+#                                        (git format-patch) and run checkpatch.pl --strict
 . "$(dirname "$0")/lib.sh"
 
-dir=$CACHE_DIR/patch-edit
-tarball=$ROOT/usr/src/linux-source-6.12.tar.xz
-case "${1:-}" in
+cmd=${1:-} ver=${2:-}
+[ -n "$ver" ] || { echo "usage: $0 open|save VERSION" >&2; exit 2; }
+use_kernel "$ver"
+dir=$CACHE_DIR/patch-edit-$KVER
+git_() { git -C "$dir" -c core.excludesFile=/dev/null "$@"; }
+case $cmd in
 open)
-	shift
-	rm -rf "$dir" && mkdir -p "$dir/a" "$dir/b"
-	files=$( (grep -E '^\+\+\+ b/' "$PROJECT/Kconfig.patch" 2>/dev/null | sed 's|^+++ b/||; s|\t.*||'; printf '%s\n' "$@") | sort -u)
-	for f in $files; do
-		tar -xJf "$tarball" -C "$dir/a" --strip-components=1 "linux-source-6.12/$f" 2>/dev/null || true
-	done
-	cp -a "$dir/a/." "$dir/b/"
-	[ -f "$PROJECT/Kconfig.patch" ] && patch -d "$dir/b" -p1 --batch -s <"$PROJECT/Kconfig.patch"
-	find "$dir/b" -name '*.orig' -delete
-	echo "edit files under $dir/b, then: $0 save"
+	tarball=$ROOT/usr/src/linux-source-$KVER.tar.xz
+	[ -f "$tarball" ] || die "no linux-source-$KVER in the toolchain root: run 'make toolchain'"
+	rm -rf "$dir" && mkdir -p "$dir"
+	log "extracting linux-source-$KVER into $dir"
+	tar -xJf "$tarball" -C "$dir" --strip-components=1
+	# Debian's source package ignores everything at the top level in its .gitignore.
+	git_ init -q && git_ config gc.auto 0
+	git_ add -A -f && git_ commit -q -m "linux-source-$KVER (pristine)"
+	git_ tag pristine
+	git_ am -q "$PROJECT/patches/$KVER"/*.patch
+	git_ log --oneline pristine..
+	echo "edit and commit under $dir, then: $0 save $KVER"
 	;;
 save)
-	# A plain unified diff (no "diff -ruN" lines, no time stamps), which patch(1) and
-	# checkpatch.pl both read as a patch.
-	(cd "$dir" && diff -ruN a b) | sed -E '/^diff -ruN /d; s/^(---|\+\+\+) ([ab]\/[^\t]*)\t.*/\1 \2/' \
-		>"$PROJECT/Kconfig.patch" || true
-	grep -c '^+++ ' "$PROJECT/Kconfig.patch" | xargs printf 'Kconfig.patch: %s files\n'
+	[ -d "$dir/.git" ] || die "nothing open: $0 open $KVER"
+	rm -f "$PROJECT/patches/$KVER"/*.patch
+	git_ format-patch -q --no-signature -o "$PROJECT/patches/$KVER" pristine..
+	ls "$PROJECT/patches/$KVER"
+	perl "$dir/scripts/checkpatch.pl" --strict --no-tree "$PROJECT/patches/$KVER"/*.patch |
+		grep -E '^(total|ERROR|WARNING|CHECK)'
 	;;
-*) echo "usage: $0 open [FILE...] | save" >&2; exit 2 ;;
+*) echo "usage: $0 open|save VERSION" >&2; exit 2 ;;
 esac

@@ -3,14 +3,16 @@
 # static; the root's by default), the
 # project's modules and scripts/guest/init.sh running PLAN; write the serial console to LOG.
 # In the plan, the modules are under /modules.
-# usage: qemu-run.sh PLAN LOG [KERNEL_ARG...]
+# usage: qemu-run.sh VERSION PLAN LOG [KERNEL_ARG...]
 . "$(dirname "$0")/lib.sh"
 
-plan=$1 logfile=$2
-shift 2
+use_kernel "$1"
+plan=$2 logfile=$3
+shift 3
 kbuild=$BUILD/x86-smp
-[ -f "$kbuild/arch/x86/boot/bzImage" ] || die "no x86-smp kernel: run 'make kernel'"
-stage=$CACHE_DIR/run/initramfs
+[ -f "$kbuild/arch/x86/boot/bzImage" ] || die "no $KVER x86-smp kernel: run 'make kernel'"
+run=run/initramfs-$KVER
+stage=$CACHE_DIR/$run
 rm -rf "$stage" && mkdir -p "$stage/modules"
 cp "$PROJECT/scripts/guest/init.sh" "$stage/init"
 cp "$plan" "$stage/plan.sh"
@@ -20,24 +22,24 @@ find "$kbuild/samples/rust" -name '*.ko' -exec cp {} "$stage/modules/" \;
 	echo "dir /dev 0755 0 0"
 	echo "nod /dev/console 0600 0 0 c 5 1"
 	for d in bin sbin proc sys tmp modules; do echo "dir /$d 0755 0 0"; done
-	echo "file /init $G_CACHE/run/initramfs/init 0755 0 0"
-	echo "file /plan.sh $G_CACHE/run/initramfs/plan.sh 0644 0 0"
+	echo "file /init $G_CACHE/$run/init 0755 0 0"
+	echo "file /plan.sh $G_CACHE/$run/plan.sh 0644 0 0"
 	echo "file /bin/busybox ${BUSYBOX:-/bin/busybox} 0755 0 0"
 	for a in sh mount insmod rmmod poweroff reboot sleep cat grep cut sed uname basename sync \
 		echo dmesg; do
 		echo "slink /bin/$a busybox 0777 0 0"
 	done
 	for m in "$stage"/modules/*.ko; do
-		[ -e "$m" ] && echo "file /modules/$(basename "$m") $G_CACHE/run/initramfs/modules/$(basename "$m") 0644 0 0"
+		[ -e "$m" ] && echo "file /modules/$(basename "$m") $G_CACHE/$run/modules/$(basename "$m") 0644 0 0"
 	done
-} >"$CACHE_DIR/run/initramfs.list"
-krun sh -c "$G_BUILD/x86-smp/usr/gen_init_cpio $G_CACHE/run/initramfs.list >$G_CACHE/run/initramfs.cpio"
+} >"$stage.list"
+krun sh -c "$G_BUILD/x86-smp/usr/gen_init_cpio $G_CACHE/$run.list >$G_CACHE/$run.cpio"
 timeout "${QEMU_TIMEOUT:-1800}" bash -c '. "$1"; shift; krun "$@"' _ "$PROJECT/scripts/lib.sh" \
 	qemu-system-x86_64 -accel tcg -smp 2 -m 1G -nographic -no-reboot \
-	-kernel "$G_BUILD/x86-smp/arch/x86/boot/bzImage" -initrd "$G_CACHE/run/initramfs.cpio" \
+	-kernel "$G_BUILD/x86-smp/arch/x86/boot/bzImage" -initrd "$G_CACHE/$run.cpio" \
 	-append "console=ttyS0 panic=-1 rfl_plan=/plan.sh $*" </dev/null >"$logfile" 2>&1 || {
 	rc=$?
 	tail -20 "$logfile" >&2
-	die "QEMU exited with $rc (log: $logfile)"
+	die "QEMU ($KVER) exited with $rc (log: $logfile)"
 }
-grep -q 'rfl_guest: plan done' "$logfile" || { tail -30 "$logfile" >&2; die "QEMU did not finish its plan (log: $logfile)"; }
+grep -q 'rfl_guest: plan done' "$logfile" || { tail -30 "$logfile" >&2; die "QEMU ($KVER) did not finish its plan (log: $logfile)"; }

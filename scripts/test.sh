@@ -11,7 +11,9 @@
 #   4. QEMU x86_64 under TCG with 2 CPUs: the project's suites built in, then the sample
 #      modules loaded and what they report checked (each scenario of the alf_queue stress
 #      test counts as one test).
-# Each step's log is under $CACHE_DIR/test-logs.
+# Steps 2-4 run for each kernel of KERNELS (6.12 and 7.3 by default), each line of the summary
+# tagged with its kernel.  Each step's log is under $CACHE_DIR/test-logs (<version>/ for a
+# kernel's).
 . "$(dirname "$0")/lib.sh"
 # The orchestrator must reach its summary whatever a step finds: every failure is counted
 # explicitly below, none may end the script.
@@ -20,13 +22,14 @@ set +e
 logs=$CACHE_DIR/test-logs
 rm -rf "$logs" && mkdir -p "$logs"
 passed=0 failed=0
+tag= # the kernel a step ran on, in the summary
 summary=()
 
 # count STEP PASSED FAILED: add a step's counts to the totals.
 count() {
 	passed=$((passed + $2)) failed=$((failed + $3))
-	summary+=("$(printf '%-56s %5d passed, %d failed' "$1" "$2" "$3")")
-	log "$1: $2 passed, $3 failed"
+	summary+=("$(printf '%-62s %5d passed, %d failed' "$tag$1" "$2" "$3")")
+	log "$tag$1: $2 passed, $3 failed"
 }
 
 # step NAME CMD...: run a step whose own failure (a build error, a crash) counts as one failure.
@@ -43,12 +46,12 @@ step() {
 # LINES result lines and its done line.
 bench_smoke() {
 	local bench=$1 module=$2 want=$3 lines
-	lines=$(grep -c "rfl_bench: bench=$bench " "$logs/qemu.log" || true)
-	if grep -q "rfl_guest: insmod ok $module.ko" "$logs/qemu.log" &&
-		grep -q "rfl_bench: done bench=$bench" "$logs/qemu.log" && [ "$lines" = "$want" ]; then
+	lines=$(grep -c "rfl_bench: bench=$bench " "$klogs/qemu.log" || true)
+	if grep -q "rfl_guest: insmod ok $module.ko" "$klogs/qemu.log" &&
+		grep -q "rfl_bench: done bench=$bench" "$klogs/qemu.log" && [ "$lines" = "$want" ]; then
 		count "sample $module (QEMU)" 1 0
 	else
-		grep "rfl_\\|$module: FAIL" "$logs/qemu.log" | tail -20 >&2
+		grep "rfl_\\|$module: FAIL" "$klogs/qemu.log" | tail -20 >&2
 		count "sample $module (QEMU): $lines of $want lines" 0 1
 	fi
 }
@@ -111,111 +114,122 @@ cargo_step "loom (alf_queue)" "$logs/loom.log" \
 	env RUSTFLAGS="--cfg loom" CARGO_TARGET_DIR="$PROJECT/target/loom" \
 	cargo test -p alf_queue --release --test loom --no-fail-fast
 
-### 2-4. kernel
-{ [ -n "${KDIR:-}" ] || step "toolchain" "$PROJECT/scripts/toolchain.sh"; } &&
-	step "kernel tree" "$PROJECT/scripts/tree.sh" || true
+### 2-4. each kernel
+kernel_tests() {
+	use_kernel "$1"
+	tag="$KVER  "
+	klogs=$logs/$KVER G_klogs=$G_CACHE/test-logs/$KVER
+	mkdir -p "$klogs"
+	step "kernel tree" "$PROJECT/scripts/tree.sh" "$KVER" || return 0
 
-if step "build um-test" "$PROJECT/scripts/kernel.sh" um-test; then
-	log "KUnit on UML (kunit.py)"
-	krun sh -c "cd $G_TREE && python3 tools/testing/kunit/kunit.py exec --arch=um \
-		--build_dir=$G_BUILD/um-test --json=$G_CACHE/test-logs/kunit.json" >"$logs/kunit.log" 2>&1 || true
-	if [ -s "$logs/kunit.json" ]; then
-		read -r p f < <(kunit_counts "$logs/kunit.json" rust_doctests_kernel rust_slab_bulk)
-		count "KUnit on UML (kunit.py)" "$p" "$f"
-	else
-		tail -20 "$logs/kunit.log" >&2
-		count "KUnit on UML (kunit.py): no results" 0 1
-	fi
-
-	log "faults and leaks: rust_slab_bulk again (UML)"
-	plan=$(mktemp)
-	printf '%s\n' "kmemleak_report before" fault_tasks_setup "kunit_rerun rust_slab_bulk" \
-		"kmemleak_report after" >"$plan"
-	if step "fault/kmemleak boot (UML)" "$PROJECT/scripts/uml-run.sh" um-test "$plan" "$logs/faults.log" \
-		'kunit.filter_glob=rust_slab_bulk*'; then
-		# The suite's run in debugfs, with fail_page_alloc set up for marked tasks: this time
-		# bulk_fault_positions must take its failure path.
-		sed -n '/rfl_guest: kunit results begin rust_slab_bulk/,/rfl_guest: kunit results end/{/rfl_guest/!p}' \
-			"$logs/faults.log" >"$logs/faults-rerun.ktap"
-		kunit_parse "$G_CACHE/test-logs/faults-rerun.ktap" "$G_CACHE/test-logs/faults-rerun.json"
-		read -r p f < <(kunit_counts "$logs/faults-rerun.json" 2>/dev/null || echo "0 1")
-		if ! grep -q 'rfl_test: slab_bulk positions armed=1' "$logs/faults.log"; then
-			echo "  bulk_fault_positions did not see fail_page_alloc set up" >&2
-			f=$((f + 1))
-		fi
-		count "rust_slab_bulk with fail_page_alloc (UML)" "$p" "$f"
-		# What the suite leaked: the suspects of the second report that the first had not and
-		# that were allocated after the first began. (A boot-time object can turn up in the
-		# second report only, once a stale pointer to it somewhere has been overwritten; its
-		# allocation time, in jiffies from INITIAL_JIFFIES = 2^32 - 300 HZ, tells it apart.)
-		hz=$(sed -n 's/^CONFIG_HZ=//p' "$CACHE_DIR/build/um-test/.config")
-		up=$(sed -n 's/.*rfl_guest: kmemleak uptime before \([0-9.]*\).*/\1/p' "$logs/faults.log")
-		since=$(awk -v hz="${hz:-100}" -v up="${up:-0}" 'BEGIN { printf "%d", 4294967296 - 300 * hz + up * hz }')
-		suspects() { # suspects LABEL [SINCE]: the addresses, of objects allocated at SINCE or later
-			sed -n "/rfl_guest: kmemleak begin $1/,/rfl_guest: kmemleak end $1/p" "$logs/faults.log" |
-				awk -v since="${2:-0}" '/^unreferenced object 0x/ { a = $3 }
-					/^ *comm .*jiffies [0-9]+/ { if (a != "" && $NF + 0 >= since + 0) print a; a = "" }' |
-				sort -u
-		}
-		new_leaks=$(comm -13 <(suspects before) <(suspects after "$since"))
-		if grep -q 'rfl_guest: kmemleak end after' "$logs/faults.log" && [ -z "$new_leaks" ]; then
-			count "kmemleak: no leak from rust_slab_bulk" 1 0
+	if step "build um-test" "$PROJECT/scripts/kernel.sh" "$KVER" um-test; then
+		log "KUnit on UML (kunit.py)"
+		krun sh -c "cd $G_TREE && python3 tools/testing/kunit/kunit.py exec --arch=um \
+			--build_dir=$G_BUILD/um-test --json=$G_klogs/kunit.json" >"$klogs/kunit.log" 2>&1 || true
+		if [ -s "$klogs/kunit.json" ]; then
+			read -r p f < <(kunit_counts "$klogs/kunit.json" rust_doctests_kernel rust_slab_bulk)
+			count "KUnit on UML (kunit.py)" "$p" "$f"
 		else
-			for a in $new_leaks; do grep -A12 "unreferenced object $a" "$logs/faults.log"; done | head -60 >&2
-			count "kmemleak: $(echo "$new_leaks" | grep -c .) leak(s) from rust_slab_bulk" 0 1
+			tail -20 "$klogs/kunit.log" >&2
+			count "KUnit on UML (kunit.py): no results" 0 1
 		fi
-	fi
-	rm -f "$plan"
-fi
 
-if step "build x86-smp" "$PROJECT/scripts/kernel.sh" x86-smp; then
-	log "QEMU x86_64, 2 CPUs (TCG)"
-	plan=$(mktemp)
-	cat >"$plan" <<'EOF'
-load /modules/rust_slab_bulk_bench.ko bulk=1,16,64 objs=4096 runs=2
-unload rust_slab_bulk_bench
-load /modules/rust_alf_queue_stress.ko
-unload rust_alf_queue_stress
-load /modules/rust_alf_queue_bench.ko bulk=1,16 elems=4096 runs=1
-unload rust_alf_queue_bench
-EOF
-	if step "QEMU boot" "$PROJECT/scripts/qemu-run.sh" "$plan" "$logs/qemu.log"; then
-		kunit_parse "$G_CACHE/test-logs/qemu.log" "$G_CACHE/test-logs/qemu-kunit.json"
-		read -r p f < <(kunit_counts "$logs/qemu-kunit.json" rust_slab_bulk 2>/dev/null || echo "0 1")
-		count "KUnit on QEMU x86_64 (2 CPUs)" "$p" "$f"
-		# The benchmark samples as smoke tests: loaded, one line per variant, size and run, done.
-		bench_smoke slab_bulk rust_slab_bulk_bench 24 # 4 variants x 3 sizes x 2 runs
-		# The alf_queue stress test (kthreads on both CPUs, 10^7 items per scenario): each
-		# scenario is a test, passed if its line says PASS and its threads ran on more than
-		# one CPU; a FAIL line, a missing scenario or a missing done line fails.
-		for s in mpmc_2p2c mpmc_2p2c_small spsc_1p1c; do
-			line=$(grep -o "rfl_test: alf_queue_stress $s [A-Z].*" "$logs/qemu.log" | head -1 || true)
-			mask=$(echo "$line" | sed -n 's/.* cpus=\(0x[0-9a-f]*\).*/\1/p')
-			why=
-			if [ -z "$line" ]; then
-				why="no result line"
-			elif [[ $line != *" PASS "* ]]; then
-				why="FAIL"
-			elif [ -z "$mask" ] || (((mask & (mask - 1)) == 0)); then
-				why="ran on one CPU only (cpus=$mask)"
+		log "faults and leaks: rust_slab_bulk again (UML)"
+		plan=$(mktemp)
+		printf '%s\n' "kmemleak_report before" fault_tasks_setup "kunit_rerun rust_slab_bulk" \
+			"kmemleak_report after" >"$plan"
+		if step "fault/kmemleak boot (UML)" "$PROJECT/scripts/uml-run.sh" "$KVER" um-test "$plan" "$klogs/faults.log" \
+			'kunit.filter_glob=rust_slab_bulk*'; then
+			# The suite's run in debugfs, with fail_page_alloc set up for marked tasks: this time
+			# bulk_fault_positions must take its failure path.
+			sed -n '/rfl_guest: kunit results begin rust_slab_bulk/,/rfl_guest: kunit results end/{/rfl_guest/!p}' \
+				"$klogs/faults.log" >"$klogs/faults-rerun.ktap"
+			kunit_parse "$G_klogs/faults-rerun.ktap" "$G_klogs/faults-rerun.json"
+			read -r p f < <(kunit_counts "$klogs/faults-rerun.json" 2>/dev/null || echo "0 1")
+			if ! grep -q 'rfl_test: slab_bulk positions armed=1' "$klogs/faults.log"; then
+				echo "  bulk_fault_positions did not see fail_page_alloc set up" >&2
+				f=$((f + 1))
 			fi
-			if [ -z "$why" ]; then
-				count "alf_queue stress $s (QEMU, 2 CPUs)" 1 0
+			count "rust_slab_bulk with fail_page_alloc (UML)" "$p" "$f"
+			# What the suite leaked: the suspects of the second report that the first had not and
+			# that were allocated after the first began. (A boot-time object can turn up in the
+			# second report only, once a stale pointer to it somewhere has been overwritten; its
+			# allocation time, in jiffies from INITIAL_JIFFIES = 2^32 - 300 HZ, tells it apart.)
+			hz=$(sed -n 's/^CONFIG_HZ=//p' "$BUILD/um-test/.config")
+			up=$(sed -n 's/.*rfl_guest: kmemleak uptime before \([0-9.]*\).*/\1/p' "$klogs/faults.log")
+			since=$(awk -v hz="${hz:-100}" -v up="${up:-0}" 'BEGIN { printf "%d", 4294967296 - 300 * hz + up * hz }')
+			suspects() { # suspects LABEL [SINCE]: the addresses, of objects allocated at SINCE or later
+				sed -n "/rfl_guest: kmemleak begin $1/,/rfl_guest: kmemleak end $1/p" "$klogs/faults.log" |
+					awk -v since="${2:-0}" '/^unreferenced object 0x/ { a = $3 }
+						/^ *comm .*jiffies [0-9]+/ { if (a != "" && $NF + 0 >= since + 0) print a; a = "" }' |
+					sort -u
+			}
+			new_leaks=$(comm -13 <(suspects before) <(suspects after "$since"))
+			if grep -q 'rfl_guest: kmemleak end after' "$klogs/faults.log" && [ -z "$new_leaks" ]; then
+				count "kmemleak: no leak from rust_slab_bulk" 1 0
 			else
-				echo "  ${line:-no line for $s}" >&2
-				count "alf_queue stress $s (QEMU): $why" 0 1
+				for a in $new_leaks; do grep -A12 "unreferenced object $a" "$klogs/faults.log"; done | head -60 >&2
+				count "kmemleak: $(echo "$new_leaks" | grep -c .) leak(s) from rust_slab_bulk" 0 1
 			fi
-		done
-		if ! grep -q 'rfl_test: alf_queue_stress done' "$logs/qemu.log"; then
-			grep 'rfl_' "$logs/qemu.log" | tail -20 >&2
-			count "alf_queue stress (QEMU): no done line" 0 1
 		fi
-		# 7 variants x 2 sizes x 1 run (the C reference's self-checks fail the load with a
-		# FAIL line).
-		bench_smoke alf_queue rust_alf_queue_bench 14
+		rm -f "$plan"
 	fi
-	rm -f "$plan"
-fi
+
+	if step "build x86-smp" "$PROJECT/scripts/kernel.sh" "$KVER" x86-smp; then
+		log "QEMU x86_64, 2 CPUs (TCG)"
+		plan=$(mktemp)
+		cat >"$plan" <<-'EOF'
+		load /modules/rust_slab_bulk_bench.ko bulk=1,16,64 objs=4096 runs=2
+		unload rust_slab_bulk_bench
+		load /modules/rust_alf_queue_stress.ko
+		unload rust_alf_queue_stress
+		load /modules/rust_alf_queue_bench.ko bulk=1,16 elems=4096 runs=1
+		unload rust_alf_queue_bench
+		EOF
+		if step "QEMU boot" "$PROJECT/scripts/qemu-run.sh" "$KVER" "$plan" "$klogs/qemu.log"; then
+			kunit_parse "$G_klogs/qemu.log" "$G_klogs/qemu-kunit.json"
+			read -r p f < <(kunit_counts "$klogs/qemu-kunit.json" rust_slab_bulk 2>/dev/null || echo "0 1")
+			count "KUnit on QEMU x86_64 (2 CPUs)" "$p" "$f"
+			# The benchmark samples as smoke tests: loaded, one line per variant, size and run, done.
+			bench_smoke slab_bulk rust_slab_bulk_bench 24 # 4 variants x 3 sizes x 2 runs
+			# The alf_queue stress test (kthreads on both CPUs, 10^7 items per scenario): each
+			# scenario is a test, passed if its line says PASS and its threads ran on more than
+			# one CPU; a FAIL line, a missing scenario or a missing done line fails.
+			for s in mpmc_2p2c mpmc_2p2c_small spsc_1p1c; do
+				line=$(grep -o "rfl_test: alf_queue_stress $s [A-Z].*" "$klogs/qemu.log" | head -1 || true)
+				mask=$(echo "$line" | sed -n 's/.* cpus=\(0x[0-9a-f]*\).*/\1/p')
+				why=
+				if [ -z "$line" ]; then
+					why="no result line"
+				elif [[ $line != *" PASS "* ]]; then
+					why="FAIL"
+				elif [ -z "$mask" ] || (((mask & (mask - 1)) == 0)); then
+					why="ran on one CPU only (cpus=$mask)"
+				fi
+				if [ -z "$why" ]; then
+					count "alf_queue stress $s (QEMU, 2 CPUs)" 1 0
+				else
+					echo "  ${line:-no line for $s}" >&2
+					count "alf_queue stress $s (QEMU): $why" 0 1
+				fi
+			done
+			if ! grep -q 'rfl_test: alf_queue_stress done' "$klogs/qemu.log"; then
+				grep 'rfl_' "$klogs/qemu.log" | tail -20 >&2
+				count "alf_queue stress (QEMU): no done line" 0 1
+			fi
+			# 7 variants x 2 sizes x 1 run (the C reference's self-checks fail the load with a
+			# FAIL line).
+			bench_smoke alf_queue rust_alf_queue_bench 14
+		fi
+		rm -f "$plan"
+	fi
+}
+
+[ -n "${KDIR:-}" ] || step "toolchain" "$PROJECT/scripts/toolchain.sh"
+for k in $KERNELS; do
+	kernel_tests "$k"
+done
+tag=
 
 echo
 printf '%s\n' "${summary[@]}"

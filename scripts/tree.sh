@@ -1,43 +1,49 @@
 #!/usr/bin/env bash
-# Make $CACHE_DIR/linux: linux-source-6.12 + Kconfig.patch + the project's
-# directories copied in.  Nothing of the project is edited in the tree by
-# hand; the tree is thrown away and re-extracted whenever Kconfig.patch
-# changes.  Overlay files are copied only when their content differs,
-# so an unchanged file keeps its mtime and the kernel build stays incremental.
+# Make the tree of one kernel: linux-source-<version> + the patch series patches/<version>/
+# (applied in order) + the project's directories copied in.  Nothing of the project is edited
+# in the tree by hand; the tree is thrown away and re-extracted whenever the series changes.
+# Overlay files are copied only when their content differs, so an unchanged file keeps its
+# mtime and the kernel build stays incremental.
+# usage: tree.sh VERSION      (6.12 or 7.3)
 . "$(dirname "$0")/lib.sh"
+use_kernel "${1:?usage: tree.sh VERSION}"
 
 # The directories that belong at the same paths in the kernel tree.
 OVERLAY_DIRS=(rust/kernel/slab_bulk rust/alf_queue drivers/net/ixgbe_bulk_shim samples/rust)
+series=("$PROJECT/patches/$KVER"/*.patch)
 
 mkdir -p "$CACHE_DIR"
-exec 9>"$CACHE_DIR/.tree.lock"
+exec 9>"$CACHE_DIR/.tree-$KVER.lock"
 flock 9
 
-patch_file=$PROJECT/Kconfig.patch
+# apply_series DIR: apply the series to DIR, every patch or none reported as applied.
+apply_series() {
+	local p out
+	for p in "${series[@]}"; do
+		if ! out=$(patch -d "$1" -p1 --forward --batch <"$p" 2>&1); then
+			printf '%s\n' "$out" >&2
+			die "patches/$KVER/${p##*/} does not apply to $1; fix the hunk(s) above"
+		fi
+	done
+}
+
 if [ -n "${KDIR:-}" ]; then
-	# The user's tree: apply Kconfig.patch once (it is applied when it reverses cleanly).
-	if patch -d "$KDIR" -p1 -R --dry-run --batch -s <"$patch_file" >/dev/null 2>&1; then
-		:
-	elif out=$(patch -d "$KDIR" -p1 --forward --batch <"$patch_file" 2>&1); then
-		log "applied Kconfig.patch to $KDIR"
-	else
-		printf '%s\n' "$out" >&2
-		die "Kconfig.patch does not apply to $KDIR (a 6.12 tree is expected); fix the hunks above"
+	# The user's tree: apply the series once (it is applied when the last patch reverses).
+	if ! patch -d "$KDIR" -p1 -R --dry-run --batch -s <"${series[-1]}" >/dev/null 2>&1; then
+		apply_series "$KDIR"
+		log "applied patches/$KVER to $KDIR"
 	fi
 else
-	tarball=$ROOT/usr/src/linux-source-6.12.tar.xz
-	[ -f "$tarball" ] || die "no linux-source-6.12 in the toolchain root: run 'make toolchain'"
-	want=$( (sha256sum <"$tarball" | cut -c1-16; cat "$patch_file" 2>/dev/null || true) | sha256sum | cut -c1-16)
+	tarball=$ROOT/usr/src/linux-source-$KVER.tar.xz
+	[ -f "$tarball" ] || die "no linux-source-$KVER in the toolchain root: run 'make toolchain'"
+	want=$( (sha256sum <"$tarball" | cut -c1-16; cat "${series[@]}") | sha256sum | cut -c1-16)
 	if [ "$(cat "$TREE/.project-stamp" 2>/dev/null)" != "$want" ]; then
-		log "extracting linux-source-6.12 into $TREE"
+		log "extracting linux-source-$KVER into $TREE"
 		rm -rf "$TREE" "$TREE.tmp"
 		mkdir -p "$TREE.tmp"
 		tar -xJf "$tarball" -C "$TREE.tmp" --strip-components=1
-		log "applying Kconfig.patch"
-		if ! out=$(patch -d "$TREE.tmp" -p1 --forward --batch <"$patch_file" 2>&1); then
-			printf '%s\n' "$out" >&2
-			die "Kconfig.patch does not apply to linux-source-6.12; fix the hunk(s) above (the tree was left unchanged)"
-		fi
+		log "applying patches/$KVER (${#series[@]} patches)"
+		apply_series "$TREE.tmp"
 		find "$TREE.tmp" -name '*.orig' -delete
 		echo "$want" >"$TREE.tmp/.project-stamp"
 		mv "$TREE.tmp" "$TREE"

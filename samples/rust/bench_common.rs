@@ -20,7 +20,9 @@
 //!
 //! # Module parameters
 //!
-//! The 6.12 `module!` macro has no parameters, but the module loader only needs a
+//! The 6.12 `module!` macro has no parameters, and 7.x's (`rust/kernel/module_param.rs`) takes
+//! integers and booleans only, not the lists (`bulk=1,8,16`) these samples take. The module
+//! loader only needs a
 //! `struct kernel_param` in the module's `__param` section: [`module_param_uint!`] and
 //! [`module_param_string!`] put one there, with the kernel's own `param_ops_uint` and
 //! `param_ops_string`, so `insmod sample.ko loops=1000 bulk=1,8,16` works as for a C module.
@@ -29,6 +31,30 @@
 #![allow(dead_code)]
 
 use kernel::bindings;
+
+/// `module!` for the project's samples: its author field is `author: "..."` in 6.12 and
+/// `authors: ["..."]` from 6.13 on.
+macro_rules! sample_module {
+    (type: $type:tt, name: $name:tt, description: $description:tt $(,)?) => {
+        #[cfg(not(kernel_ge_7_0))]
+        ::kernel::prelude::module! {
+            type: $type,
+            name: $name,
+            author: "rfl-bulk developers",
+            description: $description,
+            license: "GPL",
+        }
+        #[cfg(kernel_ge_7_0)]
+        ::kernel::prelude::module! {
+            type: $type,
+            name: $name,
+            authors: ["rfl-bulk developers"],
+            description: $description,
+            license: "GPL",
+        }
+    };
+}
+pub(crate) use sample_module;
 
 /// Reads the TSC, ordered after earlier loads (`lfence; rdtsc`), like `rdtsc_ordered()`.
 #[inline(always)]

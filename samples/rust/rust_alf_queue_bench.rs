@@ -64,12 +64,10 @@ mod bench;
 
 use bench::{module_param_string, module_param_uint};
 
-module! {
+bench::sample_module! {
     type: AlfQueueBench,
     name: "rust_alf_queue_bench",
-    author: "rfl-bulk developers",
     description: "Benchmark: kernel::alf_queue (MPMC, SPSC) vs ptr_ring",
-    license: "GPL",
 }
 
 /// Slots in every queue (ours, the C reference and the `ptr_ring`).

@@ -64,12 +64,10 @@ mod bench;
 
 use bench::{module_param_string, module_param_uint};
 
-module! {
+bench::sample_module! {
     type: AlfQueueStress,
     name: "rust_alf_queue_stress",
-    author: "rfl-bulk developers",
     description: "Stress test: kernel::alf_queue with kthreads on several CPUs",
-    license: "GPL",
 }
 
 module_param_string!(

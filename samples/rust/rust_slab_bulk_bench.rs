@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! Benchmark of the slab bulk API, after prototype-kernel's `slab_bulk_test01` (seed 003).
+//! Benchmark of the slab bulk API, after prototype-kernel's `slab_bulk_test01`.
 //!
 //! For each bulk size `n`, the cost per object of allocating `n` objects of 256 bytes (the skb
-//! size of the seed) and freeing them again, four ways, interleaved within each repetition:
+//! size of prototype-kernel's test) and freeing them again, four ways, interleaved within each
+//! repetition, in an order that rotates from one repetition to the next:
 //!
 //! - `raw_single`: `kmem_cache_alloc` `n` times, then `kmem_cache_free` `n` times (C API);
 //! - `raw_bulk`: one `kmem_cache_alloc_bulk` and one `kmem_cache_free_bulk` (C API);
@@ -40,12 +41,10 @@ mod bench;
 
 use bench::{module_param_string, module_param_uint};
 
-module! {
+bench::sample_module! {
     type: SlabBulkBench,
     name: "rust_slab_bulk_bench",
-    author: "rfl-bulk developers",
     description: "Benchmark: slab bulk alloc/free, C API vs kernel::slab_bulk",
-    license: "GPL",
 }
 
 /// The largest bulk size, as in the seed's table.
@@ -68,7 +67,7 @@ module_param_uint!(NOMERGE, "nomerge", 1);
 module_param_uint!(ATOMIC, "atomic", 1);
 module_param_uint!(FRESH, "fresh", 1);
 
-/// The four ways, in the order each repetition runs them.
+/// The four ways, in the order the first repetition runs them.
 const VARIANTS: [&str; 4] = ["raw_single", "raw_bulk", "ours_single", "ours_bulk"];
 
 struct SlabBulkBench;
@@ -109,7 +108,8 @@ impl Run<'_, '_> {
         let p = self.raw.as_mut_ptr();
         for _ in 0..loops {
             // SAFETY: `p` has room for `n <= MAX_BULK` pointers; IRQs are on (process context).
-            if unsafe { bindings::kmem_cache_alloc_bulk_noprof(s, self.gfp, n, p) } == 0 {
+            // (The result is a count, `int`, up to 6.x and a `bool` from 7.0 on: 0 is failure.)
+            if unsafe { bindings::kmem_cache_alloc_bulk_noprof(s, self.gfp, n, p) } as i32 == 0 {
                 continue;
             }
             // SAFETY: The `n` objects were just allocated from `s`, none is NULL.
@@ -233,7 +233,11 @@ impl kernel::Module for SlabBulkBench {
             }
             let loops = (p.objs / n).max(1);
             for run in 0..=p.runs {
-                for variant in VARIANTS {
+                // The order rotates from one repetition to the next, so that a variant's place
+                // in the sequence (after a cache was created, after another variant's frees)
+                // cannot pass for its cost.
+                for i in 0..VARIANTS.len() {
+                    let variant = VARIANTS[(i + run as usize) % VARIANTS.len()];
                     let fresh;
                     let cache = match &shared {
                         Some(cache) => cache,

@@ -319,7 +319,7 @@ impl<'c, T, const N: usize> ObjBatch<'c, T, N> {
                 self.objs.as_mut_ptr().add(len).cast::<*mut c_void>(),
             )
         };
-        if got == 0 {
+        if !got.succeeded() {
             return Err(ENOMEM);
         }
         Ok(len)
@@ -378,6 +378,27 @@ impl<T, const N: usize> Drop for ObjBatch<'_, T, N> {
     #[inline]
     fn drop(&mut self) {
         self.free();
+    }
+}
+
+/// What `kmem_cache_alloc_bulk` returns: the number of objects (`int`, up to 6.x) or whether it
+/// succeeded (`bool`, from 7.0 on). Either way a bulk allocation is all or nothing.
+trait BulkAllocResult {
+    /// Whether the requested objects were allocated.
+    fn succeeded(self) -> bool;
+}
+
+impl BulkAllocResult for bool {
+    #[inline(always)]
+    fn succeeded(self) -> bool {
+        self
+    }
+}
+
+impl BulkAllocResult for core::ffi::c_int {
+    #[inline(always)]
+    fn succeeded(self) -> bool {
+        self != 0
     }
 }
 

@@ -47,7 +47,10 @@ mod cache;
 mod free_batch;
 mod object;
 
-#[cfg(CONFIG_RUST_SLAB_BULK_KUNIT_TEST)]
+#[cfg(all(CONFIG_RUST_SLAB_BULK_KUNIT_TEST, kernel_ge_7_0))]
+mod kunit;
+#[cfg(all(CONFIG_RUST_SLAB_BULK_KUNIT_TEST, not(kernel_ge_7_0)))]
+#[path = "kunit_6_12.rs"]
 mod kunit;
 #[cfg(any(test, CONFIG_RUST_SLAB_BULK_KUNIT_TEST))]
 pub(crate) mod selftest;

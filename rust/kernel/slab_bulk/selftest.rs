@@ -24,16 +24,25 @@ use crate::error::code::ENOMEM;
 use core::mem::MaybeUninit;
 use core::sync::atomic::{AtomicUsize, Ordering};
 
-/// Asserts in both worlds: KUnit's assertion in the kernel, `assert!` in the twin.
+/// Asserts in both worlds: KUnit's assertion in the kernel, `assert!` in the twin. (The file
+/// name is a C string literal from 7.0 on, a plain one before.)
 macro_rules! check {
-    ($cond:expr) => {
+    ($cond:expr) => {{
+        #[cfg(not(kernel_ge_7_0))]
         $crate::kunit_assert!(
             "rust_slab_bulk",
             "rust/kernel/slab_bulk/selftest.rs",
             0,
             $cond
-        )
-    };
+        );
+        #[cfg(kernel_ge_7_0)]
+        $crate::kunit_assert!(
+            "rust_slab_bulk",
+            c"rust/kernel/slab_bulk/selftest.rs",
+            0,
+            $cond
+        );
+    }};
 }
 
 /// Expands `$m! { test, ... }` with every test of this file, so that the KUnit suite and the
