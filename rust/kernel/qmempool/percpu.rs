@@ -63,7 +63,7 @@ impl<Q> PerCpu<Q> {
     /// may sleep. Should `init` panic, the allocation leaks (safely).
     pub(super) fn new(mut init: impl FnMut(&mut MaybeUninit<Q>)) -> Result<Self> {
         let (size, align) = (mem::size_of::<Q>().max(1), mem::align_of::<Q>());
-        if size > MAX_SIZE || align > bindings::PAGE_SIZE as usize {
+        if size > MAX_SIZE || align > bindings::PAGE_SIZE {
             return Err(EINVAL);
         }
         // SAFETY: `size` and `align` are within the allocator's limits (checked above); the
@@ -95,6 +95,7 @@ impl<Q> PerCpu<Q> {
     }
 
     /// Returns the instance of CPU `cpu`, if it is a possible CPU.
+    #[cfg(any(test, CONFIG_RUST_QMEMPOOL_KUNIT_TEST))]
     pub(super) fn get(&self, cpu: u32) -> Option<&Q> {
         if !possible_cpus().any(|c| c == cpu) {
             return None;
