@@ -14,6 +14,7 @@
 //!
 //! Per-CPU memory (`pcpu_alloc_noprof`) is one zeroed block with one unit per CPU.
 #![allow(missing_docs)]
+#![allow(clippy::missing_safety_doc)]
 
 use core::ffi::{c_int, c_uint, c_void};
 use std::alloc::Layout;
@@ -92,7 +93,10 @@ pub unsafe fn in_serving_softirq() -> bool {
 }
 
 pub unsafe fn local_bh_disable() {
-    assert!(!HARDIRQ.with(Cell::get), "local_bh_disable() with IRQs disabled");
+    assert!(
+        !HARDIRQ.with(Cell::get),
+        "local_bh_disable() with IRQs disabled"
+    );
     if !holds() {
         claim(CPU.with(Cell::get));
     }
@@ -100,7 +104,10 @@ pub unsafe fn local_bh_disable() {
 }
 
 pub unsafe fn local_bh_enable() {
-    assert!(!HARDIRQ.with(Cell::get), "local_bh_enable() with IRQs disabled");
+    assert!(
+        !HARDIRQ.with(Cell::get),
+        "local_bh_enable() with IRQs disabled"
+    );
     let n = BH.with(Cell::get);
     assert!(n > 0, "local_bh_enable() without local_bh_disable()");
     BH.with(|b| b.set(n - 1));
@@ -121,7 +128,10 @@ pub fn on_cpu<R>(cpu: u32, f: impl FnOnce() -> R) -> R {
 
 /// Runs `f` as a softirq of the current CPU (which it claims).
 pub fn in_softirq<R>(f: impl FnOnce() -> R) -> R {
-    assert!(!holds(), "a softirq cannot start with bottom halves disabled");
+    assert!(
+        !holds(),
+        "a softirq cannot start with bottom halves disabled"
+    );
     claim(CPU.with(Cell::get));
     SOFTIRQ.with(|s| s.set(true));
     struct End;
@@ -183,7 +193,12 @@ pub unsafe fn pcpu_alloc_noprof(
 /// The unit size and layout of a block from `pcpu_alloc_noprof`.
 unsafe fn percpu_block(p: *mut c_void) -> (usize, Layout) {
     // SAFETY: The caller passes a block from `pcpu_alloc_noprof`, with its header.
-    let (unit, align) = unsafe { (p.cast::<usize>().sub(2).read(), p.cast::<usize>().sub(1).read()) };
+    let (unit, align) = unsafe {
+        (
+            p.cast::<usize>().sub(2).read(),
+            p.cast::<usize>().sub(1).read(),
+        )
+    };
     (unit, percpu_layout(unit, align))
 }
 

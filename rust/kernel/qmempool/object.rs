@@ -29,9 +29,15 @@ pub struct PoolObj<'p, T, const L: usize, const S: usize, const B: usize> {
 
 // SAFETY: A `PoolObj` owns its `T`, so it may move to another thread when `T` may; the pool
 // takes objects back on any CPU (`QMemPool` is `Sync`).
-unsafe impl<T: Send, const L: usize, const S: usize, const B: usize> Send for PoolObj<'_, T, L, S, B> {}
+unsafe impl<T: Send, const L: usize, const S: usize, const B: usize> Send
+    for PoolObj<'_, T, L, S, B>
+{
+}
 // SAFETY: `&PoolObj` only gives `&T`.
-unsafe impl<T: Sync, const L: usize, const S: usize, const B: usize> Sync for PoolObj<'_, T, L, S, B> {}
+unsafe impl<T: Sync, const L: usize, const S: usize, const B: usize> Sync
+    for PoolObj<'_, T, L, S, B>
+{
+}
 
 impl<'p, T, const L: usize, const S: usize, const B: usize> PoolObj<'p, T, L, S, B> {
     /// Moves `value` into the free object `raw` of `pool`.

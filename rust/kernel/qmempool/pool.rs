@@ -176,7 +176,12 @@ impl<'c, T, const LOCAL: usize, const SHARED: usize, const BULK: usize>
     /// dropped then. The allocation never sleeps, whatever `flags` say (see the module
     /// documentation).
     #[inline]
-    pub fn alloc_in(&self, guard: &BhGuard, value: T, flags: Flags) -> Result<PoolObj<'_, T, LOCAL, SHARED, BULK>> {
+    pub fn alloc_in(
+        &self,
+        guard: &BhGuard,
+        value: T,
+        flags: Flags,
+    ) -> Result<PoolObj<'_, T, LOCAL, SHARED, BULK>> {
         let raw = self.take(guard, flags)?;
         // SAFETY: `raw` is a free object of the pool's cache, now owned by the caller.
         Ok(unsafe { PoolObj::new(self, raw, value) })
@@ -295,8 +300,8 @@ impl<'c, T, const LOCAL: usize, const SHARED: usize, const BULK: usize>
     /// Returns how many free objects the pool holds: in the shared queue, and in each CPU's.
     #[cfg(any(test, CONFIG_RUST_QMEMPOOL_KUNIT_TEST))]
     pub(crate) fn held(&self) -> (usize, impl Iterator<Item = (u32, usize)> + '_) {
-        let locals = percpu::possible_cpus()
-            .filter_map(move |cpu| Some((cpu, self.local.get(cpu)?.len())));
+        let locals =
+            percpu::possible_cpus().filter_map(move |cpu| Some((cpu, self.local.get(cpu)?.len())));
         (self.shared.len(), locals)
     }
 }
