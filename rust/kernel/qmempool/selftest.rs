@@ -636,7 +636,7 @@ fn irqs_off(f: &mut dyn FnMut()) {
 #[cfg(not(test))]
 fn on_cpu(cpu: u32, f: &mut dyn FnMut()) {
     /// Calls the closure `arg` points to.
-    unsafe extern "C" fn call(arg: *mut core::ffi::c_void) -> core::ffi::c_long {
+    unsafe extern "C" fn call(arg: *mut crate::ffi::c_void) -> crate::ffi::c_long {
         // SAFETY: `arg` is the `&mut &mut dyn FnMut()` of `on_cpu`, which waits for this call.
         let f = unsafe { &mut *arg.cast::<&mut dyn FnMut()>() };
         f();
@@ -649,7 +649,7 @@ fn on_cpu(cpu: u32, f: &mut dyn FnMut()) {
     // for the call; the test runs in process context, where `work_on_cpu` may sleep.
     unsafe {
         crate::bindings::work_on_cpu(
-            cpu as core::ffi::c_int,
+            cpu as crate::ffi::c_int,
             Some(call),
             core::ptr::addr_of_mut!(f).cast(),
         )
@@ -709,7 +709,7 @@ fn in_softirq(cpu: u32, f: &mut dyn FnMut()) -> bool {
             c"rust_qmempool_bh".as_ptr().cast(),
             core::ptr::addr_of_mut!(KEY),
         );
-        bindings::queue_work_on(cpu as core::ffi::c_int, bindings::system_bh_wq, work);
+        bindings::queue_work_on(cpu as crate::ffi::c_int, bindings::system_bh_wq, work);
         bindings::flush_work(work);
     }
     check_elsewhere(before);
