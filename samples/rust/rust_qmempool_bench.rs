@@ -196,7 +196,7 @@ impl Drop for SheafCache {
 
 /// `pool`: a guard per call.
 #[inline(never)]
-fn pool(pool: &Pool<'_>, objs: &mut [Option<PoolObj<'_>>], loops: usize) -> usize {
+fn pool<'p>(pool: &'p Pool<'_>, objs: &mut [Option<PoolObj<'p>>], loops: usize) -> usize {
     let mut done = 0;
     for _ in 0..loops {
         for slot in objs.iter_mut() {
@@ -214,7 +214,7 @@ fn pool(pool: &Pool<'_>, objs: &mut [Option<PoolObj<'_>>], loops: usize) -> usiz
 
 /// `pool_bh`: one guard for the run.
 #[inline(never)]
-fn pool_bh(pool: &Pool<'_>, objs: &mut [Option<PoolObj<'_>>], loops: usize) -> usize {
+fn pool_bh<'p>(pool: &'p Pool<'_>, objs: &mut [Option<PoolObj<'p>>], loops: usize) -> usize {
     let Some(guard) = BhGuard::new() else {
         return 0;
     };

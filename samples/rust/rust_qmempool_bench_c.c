@@ -22,15 +22,20 @@
  * ones are; and a failed refill returns NULL instead of BUG().
  */
 
+#include <linux/array_size.h>
+#include <linux/atomic.h>
 #include <linux/bottom_half.h>
 #include <linux/cache.h>
 #include <linux/compiler.h>
+#include <linux/cpumask.h>
 #include <linux/log2.h>
 #include <linux/minmax.h>
 #include <linux/overflow.h>
 #include <linux/percpu.h>
 #include <linux/preempt.h>
+#include <linux/processor.h>
 #include <linux/slab.h>
+#include <asm/barrier.h>
 
 #include "rust_qmempool_bench_c.h"
 
@@ -186,15 +191,14 @@ struct rust_qmempool_bench_cpool *
 rust_qmempool_bench_cpool_new(struct kmem_cache *kmem, u32 localq_sz,
 			      u32 sharedq_sz)
 {
-	struct rust_qmempool_bench_cpool *pool;
+	struct rust_qmempool_bench_cpool *pool = kzalloc(sizeof(*pool), GFP_KERNEL);
 	int cpu;
 
-	if (localq_sz < CPOOL_BULK ||
-	    sharedq_sz < CPOOL_BULK * CPOOL_REFILL_MULTIPLIER)
-		return NULL;
-	pool = kzalloc(sizeof(*pool), GFP_KERNEL);
 	if (!pool)
 		return NULL;
+	if (localq_sz < CPOOL_BULK ||
+	    sharedq_sz < CPOOL_BULK * CPOOL_REFILL_MULTIPLIER)
+		goto fail;
 	pool->kmem = kmem;
 	pool->sharedq = cpool_queue_new(sharedq_sz);
 	pool->percpu = alloc_percpu(struct cpool_percpu);
