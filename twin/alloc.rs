@@ -81,6 +81,18 @@ impl<T> KBox<T> {
     }
 }
 
+impl<T> KBox<core::mem::MaybeUninit<T>> {
+    /// Declares the contents initialised.
+    ///
+    /// # Safety
+    ///
+    /// The contents must be a valid `T`.
+    pub unsafe fn assume_init(self) -> KBox<T> {
+        // SAFETY: Forwarded from the caller.
+        KBox(unsafe { self.0.assume_init() })
+    }
+}
+
 impl<T> Deref for KBox<T> {
     type Target = T;
     fn deref(&self) -> &T {

@@ -11,12 +11,16 @@
 
 pub mod alloc;
 pub mod bindings;
+pub mod cpu;
 pub mod error;
 pub mod prelude;
 pub mod types;
 
 #[path = "../rust/kernel/slab_bulk/mod.rs"]
 pub mod slab_bulk;
+
+#[path = "../rust/kernel/qmempool/mod.rs"]
+pub mod qmempool;
 
 pub use alf_queue;
 
@@ -54,4 +58,25 @@ mod slab_bulk_selftest {
     }
 
     crate::slab_bulk::selftest::selftests!(tests);
+}
+
+/// The shared tests of `qmempool`, run by `cargo test` over the userspace slab and CPUs.
+#[cfg(test)]
+mod qmempool_selftest {
+    macro_rules! tests {
+        ($($(#[$attr:meta])* $name:ident),* $(,)?) => {
+            $(
+                $(#[$attr])*
+                #[test]
+                fn $name() {
+                    // One machine: the tests share the twin's CPUs, so they run one at a time.
+                    let _machine = crate::cpu::MACHINE.lock().unwrap_or_else(|e| e.into_inner());
+                    crate::bindings::setup_for_test(stringify!($name));
+                    crate::qmempool::selftest::$name();
+                }
+            )*
+        };
+    }
+
+    crate::qmempool::selftest::selftests!(tests);
 }

@@ -1,0 +1,98 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! [`BhGuard`]: the context in which a CPU's part of a pool may be used.
+//!
+//! C header: [`include/linux/bottom_half.h`](srctree/include/linux/bottom_half.h)
+
+use crate::bindings;
+use core::marker::PhantomData;
+
+/// Proof that the current code is the only code on its CPU that may use per-CPU pool state:
+/// bottom halves are disabled, or this is the softirq itself.
+///
+/// This is the C qmempool's protection: in a softirq (`in_serving_softirq()`) nothing is done,
+/// since no other softirq runs on this CPU until it returns and task code on this CPU is not
+/// running; anywhere else `local_bh_disable()`, which also disables preemption (outside
+/// `PREEMPT_RT`, where bottom-half-disabled sections are serialised per CPU instead), so the
+/// task neither migrates nor lets another task or softirq of this CPU in. Hard-IRQ handlers are
+/// kept out by [`BhGuard::new`] itself: it refuses to make a guard there, and the pool's callers
+/// then go to the slab allocator (see the module documentation).
+///
+/// The guard is `!Send` (it must be dropped on the CPU and in the context that made it) and
+/// ends the section when dropped.
+///
+/// # Invariants
+///
+/// - IRQs were enabled when the guard was made, and it was not made in hard-IRQ context.
+/// - While the guard lives, bottom halves are disabled on this CPU, by the guard (`bh` is true)
+///   or because the guard was made while serving a softirq (`bh` is false).
+pub struct BhGuard {
+    bh: bool,
+    _not_send: PhantomData<*mut ()>,
+}
+
+impl BhGuard {
+    /// Enters a section in which this CPU's pool state may be used.
+    ///
+    /// Returns [`None`] where that is not allowed: with IRQs disabled, which includes every
+    /// hard-IRQ handler (the kernel runs them with IRQs disabled) and code under
+    /// `spin_lock_irqsave()` (where `local_bh_enable()` would be a bug, and the bulk slab calls
+    /// that refill and drain a pool are not allowed). Not for NMI context, where the slab
+    /// allocator may not be used either.
+    ///
+    /// In a softirq it costs two reads; elsewhere, `local_bh_disable()` and, on drop,
+    /// `local_bh_enable()` (which runs the softirqs raised meanwhile).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use kernel::qmempool::BhGuard;
+    ///
+    /// // KUnit runs tests in task context with IRQs enabled.
+    /// let guard = BhGuard::new();
+    /// assert!(guard.is_some());
+    /// ```
+    #[inline]
+    pub fn new() -> Option<Self> {
+        // SAFETY: `irqs_disabled` only reads the CPU's interrupt flag.
+        if unsafe { bindings::irqs_disabled() } {
+            return None;
+        }
+        // SAFETY: `in_serving_softirq` only reads this context's softirq count.
+        if unsafe { bindings::in_serving_softirq() } {
+            // INVARIANT: IRQs are enabled, and a softirq runs with bottom halves disabled.
+            return Some(Self {
+                bh: false,
+                _not_send: PhantomData,
+            });
+        }
+        // SAFETY: IRQs are enabled, so bottom halves may be disabled here; the matching
+        // `local_bh_enable` is in `drop`, on the same CPU (the guard is `!Send` and the task
+        // cannot migrate meanwhile).
+        unsafe { bindings::local_bh_disable() };
+        // INVARIANT: IRQs were enabled; bottom halves are now disabled by the guard.
+        Some(Self {
+            bh: true,
+            _not_send: PhantomData,
+        })
+    }
+
+    /// Returns the CPU the guard's section runs on.
+    #[inline]
+    pub fn cpu(&self) -> u32 {
+        // SAFETY: `raw_smp_processor_id` reads the current CPU's number; with bottom halves
+        // disabled (type invariant) it cannot change while the guard lives.
+        unsafe { bindings::raw_smp_processor_id() }
+    }
+}
+
+impl Drop for BhGuard {
+    #[inline]
+    fn drop(&mut self) {
+        if self.bh {
+            // SAFETY: The guard disabled bottom halves on this CPU (type invariant) and
+            // re-enables them once, here, in the same context.
+            unsafe { bindings::local_bh_enable() };
+        }
+    }
+}

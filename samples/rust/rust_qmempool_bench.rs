@@ -1,0 +1,414 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! Benchmark of [`kernel::qmempool`] against the slab allocator and a C reference of the C
+//! qmempool, after prototype-kernel's `qmempool_bench`.
+//!
+//! The cost per object of an allocation and a free, for objects of 256 bytes (the C original's
+//! skb-sized element), in two patterns, `n` objects outstanding: `n = 1` is the C original's
+//! "fastpath reuse" (allocate, free, again), `n = 256` its "N-pattern" (256 allocated, then
+//! 256 freed, as a NIC ring's refill and cleanup do). The ways, interleaved within each
+//! repetition in an order that rotates from one repetition to the next:
+//!
+//! - `pool`: [`QMemPool::alloc`] and dropping the [`PoolObj`](kernel::qmempool::PoolObj), each
+//!   making its own [`BhGuard`] (`local_bh_disable()`/`local_bh_enable()` per call, as the C
+//!   original's `qmempool_alloc()`/`qmempool_free()` outside softirq);
+//! - `pool_bh`: [`QMemPool::alloc_in`] and [`QMemPool::free_in`] under one [`BhGuard`] for the
+//!   whole run: the cost of the pool itself, as in softirq context;
+//! - `c_qmempool`, `c_qmempool_bh`: the same two ways through the C reference (in
+//!   `rust_qmempool_bench_c.c`, timed loop included): the C original's algorithm, same queue
+//!   sizes and bulk, on the same cache;
+//! - `cache_single`: [`Cache::alloc_uninit`] and dropping the `Obj` (`kmem_cache_alloc` and
+//!   `kmem_cache_free`);
+//! - `cache_bulk`: [`ObjBatch::alloc`] and [`ObjBatch::free`] of `n` objects (one
+//!   `kmem_cache_alloc_bulk` and one `kmem_cache_free_bulk`);
+//! - `sheaf_single` (7.x only): as `cache_single`, on a cache created with
+//!   `kmem_cache_args.sheaf_capacity` equal to the pool's local queue size (32): SLUB's own
+//!   per-CPU arrays, sized like the pool's. (The prefilled-sheaf API is not exported to
+//!   modules and is not measured.)
+//!
+//! The pool's objects are `MaybeUninit`, so that an allocation writes nothing into the object,
+//! as with the C API. The pools are the defaults (32 per CPU, 1024 shared, 16 at a time) and
+//! are created for each timed run, outside the timing.
+//!
+//! Parameters (`insmod rust_qmempool_bench.ko outstanding=1,256 objs=1000000 runs=5`):
+//! - `outstanding`: the values of `n`, a comma-separated list (at most [`MAX_OUT`] each);
+//! - `objs`: objects per timed run (the loop count is `objs / n`);
+//! - `runs`: timed repetitions per `n` and variant (after one untimed warm-up).
+//!
+//! It prints one `rfl_bench:` line per run (see `bench_common.rs`; `bulk` is `n`) and stays
+//! loaded; unload it with `rmmod`.
+
+use core::ffi::{c_int, c_ulong, c_void};
+use core::mem::MaybeUninit;
+use core::ptr;
+use kernel::bindings;
+use kernel::prelude::*;
+use kernel::qmempool::{BhGuard, QMemPool, LOCAL_DEFAULT, SHARED_DEFAULT};
+use kernel::slab_bulk::{Cache, CacheFlags, KmemCache, Obj, ObjBatch};
+
+#[path = "bench_common.rs"]
+mod bench;
+
+use bench::{module_param_string, module_param_uint};
+
+bench::sample_module! {
+    type: QMemPoolBench,
+    name: "rust_qmempool_bench",
+    description: "Benchmark: kernel::qmempool vs the slab allocator and the C qmempool",
+}
+
+/// The most objects outstanding.
+const MAX_OUT: usize = 256;
+
+/// The object: 256 bytes, like the C original's skbs.
+type Object = [u8; 256];
+type Raw = MaybeUninit<Object>;
+type Pool<'c> = QMemPool<'c, Raw>;
+type PoolObj<'p> = kernel::qmempool::PoolObj<
+    'p,
+    Raw,
+    LOCAL_DEFAULT,
+    SHARED_DEFAULT,
+    { kernel::qmempool::BULK_DEFAULT },
+>;
+
+module_param_string!(OUTSTANDING, "outstanding", 64, "1,256");
+module_param_uint!(OBJS, "objs", 1 << 21);
+module_param_uint!(RUNS, "runs", 11);
+
+/// The ways, in the order the first repetition runs them.
+#[cfg(not(kernel_ge_7_0))]
+const VARIANTS: [&str; 6] = [
+    "pool",
+    "pool_bh",
+    "c_qmempool",
+    "c_qmempool_bh",
+    "cache_single",
+    "cache_bulk",
+];
+#[cfg(kernel_ge_7_0)]
+const VARIANTS: [&str; 7] = [
+    "pool",
+    "pool_bh",
+    "c_qmempool",
+    "c_qmempool_bh",
+    "cache_single",
+    "cache_bulk",
+    "sheaf_single",
+];
+
+// The C reference, in `rust_qmempool_bench_c.c`.
+extern "C" {
+    fn rust_qmempool_bench_cpool_new(
+        kmem: *mut bindings::kmem_cache,
+        localq_sz: u32,
+        sharedq_sz: u32,
+    ) -> *mut c_void;
+    fn rust_qmempool_bench_cpool_free(pool: *mut c_void);
+    fn rust_qmempool_bench_cpool_run(
+        pool: *mut c_void,
+        objs: *mut *mut c_void,
+        n: c_int,
+        loops: c_ulong,
+        bh_held: bool,
+    ) -> c_ulong;
+}
+
+/// A C reference pool, freed (with its objects) on drop.
+///
+/// # Invariants
+///
+/// `ptr` was made by `rust_qmempool_bench_cpool_new` and is not freed yet.
+struct CPool(*mut c_void);
+
+impl CPool {
+    /// A C pool in front of `cache`.
+    fn new(cache: &Cache<Object>) -> Result<Self> {
+        // SAFETY: `cache` is live for the pool's life (the pool is dropped first); process
+        // context, where the constructor may allocate with `GFP_KERNEL`.
+        let ptr = unsafe {
+            rust_qmempool_bench_cpool_new(
+                cache.as_raw(),
+                LOCAL_DEFAULT as u32,
+                SHARED_DEFAULT as u32,
+            )
+        };
+        if ptr.is_null() {
+            return Err(ENOMEM);
+        }
+        // INVARIANT: a new pool.
+        Ok(Self(ptr))
+    }
+}
+
+impl Drop for CPool {
+    fn drop(&mut self) {
+        // SAFETY: Live by the type invariant, freed once, here, in process context.
+        unsafe { rust_qmempool_bench_cpool_free(self.0) };
+    }
+}
+
+/// A cache created with `sheaf_capacity` (7.x), destroyed on drop.
+///
+/// # Invariants
+///
+/// `ptr` is a live cache for `Object`s, destroyed only on drop.
+#[cfg(kernel_ge_7_0)]
+struct SheafCache(*mut bindings::kmem_cache);
+
+#[cfg(kernel_ge_7_0)]
+impl SheafCache {
+    fn new(capacity: u32) -> Result<Self> {
+        let mut args = bindings::kmem_cache_args {
+            align: core::mem::align_of::<Object>() as u32,
+            sheaf_capacity: capacity,
+            ..Default::default()
+        };
+        // SAFETY: The name is a static C string; `args` is valid for the call; process context.
+        let ptr = unsafe {
+            bindings::__kmem_cache_create_args(
+                c"rust_qmempool_bench_sheaf".as_ptr().cast(),
+                core::mem::size_of::<Object>() as u32,
+                &mut args,
+                (CacheFlags::HWCACHE_ALIGN | CacheFlags::NO_MERGE).as_raw(),
+            )
+        };
+        if ptr.is_null() {
+            return Err(ENOMEM);
+        }
+        // INVARIANT: a new cache of `Object`'s size and alignment.
+        Ok(Self(ptr))
+    }
+
+    fn cache(&self) -> &Cache<Object> {
+        // SAFETY: Live until `self` is dropped, sized and aligned for `Object` (invariant).
+        unsafe { Cache::from_raw(self.0) }
+    }
+}
+
+#[cfg(kernel_ge_7_0)]
+impl Drop for SheafCache {
+    fn drop(&mut self) {
+        // SAFETY: Destroyed once, here; the borrows of `cache()` have ended.
+        unsafe { bindings::kmem_cache_destroy(self.0) };
+    }
+}
+
+/// `pool`: a guard per call.
+#[inline(never)]
+fn pool<'p>(pool: &'p Pool<'_>, objs: &mut [Option<PoolObj<'p>>], loops: usize) -> usize {
+    let mut done = 0;
+    for _ in 0..loops {
+        for slot in objs.iter_mut() {
+            *slot = pool.alloc(MaybeUninit::uninit(), GFP_ATOMIC).ok();
+        }
+        for slot in objs.iter_mut() {
+            if slot.take().is_none() {
+                return done;
+            }
+        }
+        done += objs.len();
+    }
+    done
+}
+
+/// `pool_bh`: one guard for the run.
+#[inline(never)]
+fn pool_bh<'p>(pool: &'p Pool<'_>, objs: &mut [Option<PoolObj<'p>>], loops: usize) -> usize {
+    let Some(guard) = BhGuard::new() else {
+        return 0;
+    };
+    let mut done = 0;
+    for _ in 0..loops {
+        for slot in objs.iter_mut() {
+            *slot = pool
+                .alloc_in(&guard, MaybeUninit::uninit(), GFP_ATOMIC)
+                .ok();
+        }
+        for slot in objs.iter_mut() {
+            match slot.take() {
+                Some(obj) => pool.free_in(&guard, obj),
+                None => return done,
+            }
+        }
+        done += objs.len();
+    }
+    done
+}
+
+/// `cache_single` and `sheaf_single`.
+#[inline(never)]
+fn single<'c>(cache: &'c Cache<Object>, objs: &mut [Option<Obj<'c, Raw>>], loops: usize) -> usize {
+    let mut done = 0;
+    for _ in 0..loops {
+        for slot in objs.iter_mut() {
+            *slot = cache.alloc_uninit(GFP_ATOMIC).ok();
+        }
+        for slot in objs.iter_mut() {
+            if slot.take().is_none() {
+                return done;
+            }
+        }
+        done += objs.len();
+    }
+    done
+}
+
+/// `cache_bulk`.
+#[inline(never)]
+fn bulk(batch: &mut ObjBatch<'_, Raw, MAX_OUT>, n: usize, loops: usize) -> usize {
+    let mut done = 0;
+    for _ in 0..loops {
+        if batch.alloc(n, GFP_ATOMIC).is_err() {
+            return done;
+        }
+        batch.free();
+        done += n;
+    }
+    done
+}
+
+/// `c_qmempool` and `c_qmempool_bh`.
+#[inline(never)]
+fn c_pool(pool: &CPool, objs: &mut [*mut c_void], loops: usize, bh: bool) -> usize {
+    let guard = if bh { BhGuard::new() } else { None };
+    if bh && guard.is_none() {
+        return 0;
+    }
+    // SAFETY: The pool is live (type invariant); `objs` has room for its length; with `bh`,
+    // bottom halves are disabled around the call (`guard`).
+    let done = unsafe {
+        rust_qmempool_bench_cpool_run(
+            pool.0,
+            objs.as_mut_ptr(),
+            objs.len() as c_int,
+            loops as c_ulong,
+            bh,
+        )
+    };
+    drop(guard);
+    done as usize
+}
+
+/// Everything the timed loops work on.
+struct Setting {
+    cache: KmemCache<Object>,
+    #[cfg(kernel_ge_7_0)]
+    sheaf: SheafCache,
+    raw: KBox<[*mut c_void; MAX_OUT]>,
+}
+
+impl Setting {
+    /// Times `loops` rounds of `n` objects the way `variant` says.
+    fn measure(&mut self, variant: &str, n: usize, loops: usize) -> Result<bench::Run> {
+        let cache = &*self.cache;
+        let mut done = 0;
+        let r = match variant {
+            "pool" | "pool_bh" => {
+                let p = Pool::new(cache.uninit())?;
+                let mut objs = KVec::<Option<PoolObj<'_>>>::with_capacity(n, GFP_KERNEL)?;
+                for _ in 0..n {
+                    objs.push(None, GFP_KERNEL)?;
+                }
+                bench::pause();
+                let bh = variant == "pool_bh";
+                bench::time((n * loops) as u64, || {
+                    done = if bh {
+                        pool_bh(&p, &mut objs, loops)
+                    } else {
+                        pool(&p, &mut objs, loops)
+                    };
+                })
+            }
+            "c_qmempool" | "c_qmempool_bh" => {
+                let p = CPool::new(cache)?;
+                let objs = &mut self.raw[..n];
+                bench::pause();
+                let bh = variant == "c_qmempool_bh";
+                bench::time((n * loops) as u64, || done = c_pool(&p, objs, loops, bh))
+            }
+            "cache_bulk" => {
+                let mut slot = KBox::<ObjBatch<'_, Raw, MAX_OUT>>::new_uninit(GFP_KERNEL)?;
+                let batch = ObjBatch::init_in_place(&mut slot, cache.uninit());
+                bench::pause();
+                bench::time((n * loops) as u64, || done = bulk(batch, n, loops))
+            }
+            _ => {
+                #[cfg(kernel_ge_7_0)]
+                let cache = if variant == "sheaf_single" {
+                    self.sheaf.cache()
+                } else {
+                    cache
+                };
+                let mut objs = KVec::<Option<Obj<'_, Raw>>>::with_capacity(n, GFP_KERNEL)?;
+                for _ in 0..n {
+                    objs.push(None, GFP_KERNEL)?;
+                }
+                bench::pause();
+                bench::time((n * loops) as u64, || {
+                    done = single(cache, &mut objs, loops)
+                })
+            }
+        };
+        if done != n * loops {
+            pr_err!(
+                "rust_qmempool_bench: FAIL {} n={}: {} of {} objects\n",
+                variant,
+                n,
+                done,
+                n * loops
+            );
+            return Err(ENOMEM);
+        }
+        Ok(r)
+    }
+}
+
+struct QMemPoolBench;
+
+impl kernel::Module for QMemPoolBench {
+    fn init(_module: &'static ThisModule) -> Result<Self> {
+        // SAFETY: The parameters are written by the module loader before `init` runs, and never
+        // again (they have no sysfs file).
+        let (sizes, objs, runs) = unsafe {
+            (
+                &*ptr::addr_of!(OUTSTANDING),
+                *ptr::addr_of!(OBJS) as usize,
+                *ptr::addr_of!(RUNS),
+            )
+        };
+        let flags = CacheFlags::HWCACHE_ALIGN | CacheFlags::NO_MERGE;
+        let mut s = Setting {
+            cache: KmemCache::new(c"rust_qmempool_bench", flags)?,
+            #[cfg(kernel_ge_7_0)]
+            sheaf: SheafCache::new(LOCAL_DEFAULT as u32)?,
+            raw: KBox::new([ptr::null_mut(); MAX_OUT], GFP_KERNEL)?,
+        };
+        pr_info!(
+            "rfl_bench: start bench=qmempool objs={} runs={} local={} shared={}\n",
+            objs,
+            runs,
+            LOCAL_DEFAULT,
+            SHARED_DEFAULT
+        );
+        for n in bench::parse_list(bench::c_buf(sizes)) {
+            if n == 0 || n > MAX_OUT {
+                pr_warn!("rust_qmempool_bench: n={} skipped (1..={})\n", n, MAX_OUT);
+                continue;
+            }
+            let loops = (objs / n).max(1);
+            for run in 0..=runs {
+                for i in 0..VARIANTS.len() {
+                    let variant = VARIANTS[(i + run as usize) % VARIANTS.len()];
+                    let r = s.measure(variant, n, loops)?;
+                    // Run 0 warms the caches up and is not reported.
+                    if run > 0 {
+                        bench::report("qmempool", variant, n, run, &r);
+                    }
+                }
+            }
+        }
+        bench::done("qmempool");
+        Ok(QMemPoolBench)
+    }
+}

@@ -1,0 +1,362 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The C side of rust_qmempool_bench: a C reference of prototype-kernel's
+ * qmempool (kernel/mm/qmempool.c and include/linux/qmempool.h, Jesper Dangaard
+ * Brouer, 2014), written again with the kernel's current primitives, and its
+ * timed loop, linked into the Rust module.
+ *
+ * What it keeps from the original: a per-CPU single-producer single-consumer
+ * localq in front of a multi-producer multi-consumer sharedq, both the
+ * original's alf_queue (a cmpxchg() per reservation on the multi sides, one
+ * slot always free); 16 elements moved at a time; allocation from the localq,
+ * else 16 from the sharedq (one returned, the rest to the localq), else from
+ * the slab, which refills the sharedq with twice 16; a free into the localq,
+ * else 16 from the localq to the sharedq, else to the slab (and 32 more out
+ * of the sharedq to make room); local_bh_disable() around each call unless
+ * the caller serves a softirq.
+ *
+ * What differs: the slab refill and drain use kmem_cache_alloc_bulk() and
+ * kmem_cache_free_bulk() where the original, which predates them, looped
+ * over kmem_cache_alloc() and kmem_cache_free() (its comments ask for a bulk
+ * interface); the queues are cache-line aligned in every build, as the Rust
+ * ones are; and a failed refill returns NULL instead of BUG().
+ */
+
+#include <linux/array_size.h>
+#include <linux/atomic.h>
+#include <linux/bottom_half.h>
+#include <linux/cache.h>
+#include <linux/compiler.h>
+#include <linux/cpumask.h>
+#include <linux/log2.h>
+#include <linux/minmax.h>
+#include <linux/overflow.h>
+#include <linux/percpu.h>
+#include <linux/preempt.h>
+#include <linux/processor.h>
+#include <linux/slab.h>
+#include <asm/barrier.h>
+
+#include "rust_qmempool_bench_c.h"
+
+#define CPOOL_BULK 16
+#define CPOOL_REFILL_MULTIPLIER 2
+
+/* The original's struct alf_queue: free-running u32 indices, size - 1 usable. */
+struct cpool_queue_side {
+	u32 head;
+	u32 tail;
+};
+
+struct cpool_queue {
+	u32 size;
+	u32 mask;
+	struct cpool_queue_side prod ____cacheline_aligned;
+	struct cpool_queue_side cons ____cacheline_aligned;
+	void *ring[] ____cacheline_aligned;
+};
+
+struct cpool_percpu {
+	struct cpool_queue *localq;
+};
+
+struct rust_qmempool_bench_cpool {
+	struct cpool_queue *sharedq;
+	struct cpool_percpu __percpu *percpu;
+	struct kmem_cache *kmem;
+};
+
+static struct cpool_queue *cpool_queue_new(u32 size)
+{
+	struct cpool_queue *q;
+
+	if (!is_power_of_2(size))
+		return NULL;
+	q = kzalloc(struct_size(q, ring, size), GFP_KERNEL);
+	if (q) {
+		q->size = size;
+		q->mask = size - 1;
+	}
+	return q;
+}
+
+/* Reserve with cmpxchg(), copy, wait for earlier producers, publish. */
+static __always_inline u32 cq_mp_enqueue(struct cpool_queue *q, void **objs,
+					 u32 n)
+{
+	u32 head, next, i;
+
+	do {
+		head = READ_ONCE(q->prod.head);
+		/* Pairs with the release of cons.tail in the dequeues. */
+		if (n > q->mask + smp_load_acquire(&q->cons.tail) - head)
+			return 0;
+		next = head + n;
+	} while (unlikely(cmpxchg(&q->prod.head, head, next) != head));
+	for (i = 0; i < n; i++)
+		q->ring[(head + i) & q->mask] = objs[i];
+	while (unlikely(READ_ONCE(q->prod.tail) != head))
+		cpu_relax();
+	/* Pairs with the acquire of prod.tail in the dequeues. */
+	smp_store_release(&q->prod.tail, next);
+	return n;
+}
+
+static __always_inline u32 cq_mc_dequeue(struct cpool_queue *q, void **objs,
+					 u32 n)
+{
+	u32 head, next, elems, i;
+
+	do {
+		head = READ_ONCE(q->cons.head);
+		/* Pairs with the release of prod.tail in the enqueues. */
+		elems = smp_load_acquire(&q->prod.tail) - head;
+		if (!elems)
+			return 0;
+		elems = min(elems, n);
+		next = head + elems;
+	} while (unlikely(cmpxchg(&q->cons.head, head, next) != head));
+	for (i = 0; i < elems; i++)
+		objs[i] = q->ring[(head + i) & q->mask];
+	while (unlikely(READ_ONCE(q->cons.tail) != head))
+		cpu_relax();
+	/* Pairs with the acquire of cons.tail in the enqueues. */
+	smp_store_release(&q->cons.tail, next);
+	return elems;
+}
+
+static __always_inline u32 cq_sp_enqueue(struct cpool_queue *q, void **objs,
+					 u32 n)
+{
+	u32 head = q->prod.head;
+	u32 i;
+
+	/* Pairs with the release of cons.tail in the dequeues. */
+	if (n > q->mask + smp_load_acquire(&q->cons.tail) - head)
+		return 0;
+	q->prod.head = head + n;
+	for (i = 0; i < n; i++)
+		q->ring[(head + i) & q->mask] = objs[i];
+	/* Pairs with the acquire of prod.tail in the dequeues. */
+	smp_store_release(&q->prod.tail, head + n);
+	return n;
+}
+
+static __always_inline u32 cq_sc_dequeue(struct cpool_queue *q, void **objs,
+					 u32 n)
+{
+	u32 head = q->cons.head;
+	u32 elems, i;
+
+	/* Pairs with the release of prod.tail in the enqueues. */
+	elems = smp_load_acquire(&q->prod.tail) - head;
+	if (!elems)
+		return 0;
+	elems = min(elems, n);
+	q->cons.head = head + elems;
+	for (i = 0; i < elems; i++)
+		objs[i] = q->ring[(head + i) & q->mask];
+	/* Pairs with the acquire of cons.tail in the enqueues. */
+	smp_store_release(&q->cons.tail, head + elems);
+	return elems;
+}
+
+/* Every element of every queue goes back to the slab. */
+void rust_qmempool_bench_cpool_free(struct rust_qmempool_bench_cpool *pool)
+{
+	void *elem;
+	int cpu;
+
+	if (pool->percpu) {
+		for_each_possible_cpu(cpu) {
+			struct cpool_queue *q = per_cpu_ptr(pool->percpu, cpu)->localq;
+
+			if (!q)
+				continue;
+			while (cq_mc_dequeue(q, &elem, 1))
+				kmem_cache_free(pool->kmem, elem);
+			kfree(q);
+		}
+		free_percpu(pool->percpu);
+	}
+	if (pool->sharedq) {
+		while (cq_mc_dequeue(pool->sharedq, &elem, 1))
+			kmem_cache_free(pool->kmem, elem);
+		kfree(pool->sharedq);
+	}
+	kfree(pool);
+}
+
+struct rust_qmempool_bench_cpool *
+rust_qmempool_bench_cpool_new(struct kmem_cache *kmem, u32 localq_sz,
+			      u32 sharedq_sz)
+{
+	struct rust_qmempool_bench_cpool *pool = kzalloc(sizeof(*pool), GFP_KERNEL);
+	int cpu;
+
+	if (!pool)
+		return NULL;
+	if (localq_sz < CPOOL_BULK ||
+	    sharedq_sz < CPOOL_BULK * CPOOL_REFILL_MULTIPLIER)
+		goto fail;
+	pool->kmem = kmem;
+	pool->sharedq = cpool_queue_new(sharedq_sz);
+	pool->percpu = alloc_percpu(struct cpool_percpu);
+	if (!pool->sharedq || !pool->percpu)
+		goto fail;
+	for_each_possible_cpu(cpu) {
+		struct cpool_percpu *c = per_cpu_ptr(pool->percpu, cpu);
+
+		c->localq = cpool_queue_new(localq_sz);
+		if (!c->localq)
+			goto fail;
+	}
+	return pool;
+fail:
+	rust_qmempool_bench_cpool_free(pool);
+	return NULL;
+}
+
+/* The sharedq is empty: refill it from the slab, and return one more. */
+static noinline void *cpool_alloc_from_slab(struct rust_qmempool_bench_cpool *pool)
+{
+	void *elems[CPOOL_BULK * CPOOL_REFILL_MULTIPLIER + 1];
+	u32 n = ARRAY_SIZE(elems);
+
+	if (!kmem_cache_alloc_bulk(pool->kmem, GFP_ATOMIC, n, elems))
+		return NULL;
+	if (cq_mp_enqueue(pool->sharedq, &elems[1], n - 1) != n - 1)
+		kmem_cache_free_bulk(pool->kmem, n - 1, &elems[1]);
+	return elems[0];
+}
+
+/* The localq is empty: refill it from the sharedq, and return one more. */
+static noinline void *cpool_alloc_from_sharedq(struct rust_qmempool_bench_cpool *pool,
+					       struct cpool_queue *localq)
+{
+	void *elems[CPOOL_BULK];
+	u32 num;
+
+	num = cq_mc_dequeue(pool->sharedq, elems, CPOOL_BULK);
+	if (likely(num > 0)) {
+		if (num > 1 && !cq_sp_enqueue(localq, &elems[1], num - 1))
+			kmem_cache_free_bulk(pool->kmem, num - 1, &elems[1]);
+		return elems[0];
+	}
+	return cpool_alloc_from_slab(pool);
+}
+
+/* The sharedq is full: free @elems, and make room in the sharedq. */
+static void cpool_free_to_slab(struct rust_qmempool_bench_cpool *pool,
+			       void **elems, u32 n)
+{
+	void *more[CPOOL_BULK * CPOOL_REFILL_MULTIPLIER];
+	u32 num;
+
+	kmem_cache_free_bulk(pool->kmem, n, elems);
+	num = cq_mc_dequeue(pool->sharedq, more, ARRAY_SIZE(more));
+	if (num)
+		kmem_cache_free_bulk(pool->kmem, num, more);
+}
+
+/* The localq is full: move @elem and 15 of the localq to the sharedq. */
+static noinline void cpool_free_to_sharedq(struct rust_qmempool_bench_cpool *pool,
+					   struct cpool_queue *localq, void *elem)
+{
+	void *elems[CPOOL_BULK];
+	u32 num;
+
+	elems[0] = elem;
+	num = cq_sc_dequeue(localq, &elems[1], CPOOL_BULK - 1) + 1;
+	if (cq_mp_enqueue(pool->sharedq, elems, num) != num)
+		cpool_free_to_slab(pool, elems, num);
+}
+
+/* main_qmempool_alloc(): BH disabled or in softirq. */
+static __always_inline void *cpool_alloc(struct rust_qmempool_bench_cpool *pool)
+{
+	struct cpool_queue *localq = this_cpu_ptr(pool->percpu)->localq;
+	void *elem;
+
+	if (likely(cq_sc_dequeue(localq, &elem, 1) == 1))
+		return elem;
+	return cpool_alloc_from_sharedq(pool, localq);
+}
+
+/* __qmempool_free(): BH disabled or in softirq. */
+static __always_inline void cpool_free(struct rust_qmempool_bench_cpool *pool,
+				       void *elem)
+{
+	struct cpool_queue *localq = this_cpu_ptr(pool->percpu)->localq;
+
+	if (likely(cq_sp_enqueue(localq, &elem, 1) == 1))
+		return;
+	cpool_free_to_sharedq(pool, localq, elem);
+}
+
+/* __qmempool_preempt_disable(): nothing to do when serving a softirq. */
+static __always_inline bool cpool_enter(void)
+{
+	bool softirq = in_serving_softirq();
+
+	if (!softirq)
+		local_bh_disable();
+	return softirq;
+}
+
+static __always_inline void cpool_exit(bool softirq)
+{
+	if (!softirq)
+		local_bh_enable();
+}
+
+/*
+ * The timed loop: @loops times, allocate @n elements into @objs, then free
+ * them.  With @bh_held, the caller has disabled bottom halves around the
+ * whole loop and each call goes straight to the queues (the original's
+ * softirq functions); otherwise each call protects itself as the original's
+ * qmempool_alloc() and qmempool_free() do.  Returns the number of elements
+ * allocated and freed.
+ */
+unsigned long
+rust_qmempool_bench_cpool_run(struct rust_qmempool_bench_cpool *pool,
+			      void **objs, int n, unsigned long loops,
+			      bool bh_held)
+{
+	unsigned long done = 0;
+	unsigned long l;
+	bool state;
+	int i;
+
+	for (l = 0; l < loops; l++) {
+		for (i = 0; i < n; i++) {
+			if (bh_held) {
+				objs[i] = cpool_alloc(pool);
+			} else {
+				state = cpool_enter();
+				objs[i] = cpool_alloc(pool);
+				cpool_exit(state);
+			}
+			if (unlikely(!objs[i]))
+				goto out;
+		}
+		barrier();
+		for (i = 0; i < n; i++) {
+			if (bh_held) {
+				cpool_free(pool, objs[i]);
+			} else {
+				state = cpool_enter();
+				cpool_free(pool, objs[i]);
+				cpool_exit(state);
+			}
+		}
+		done += n;
+	}
+	return done;
+out:
+	state = cpool_enter();
+	while (i--)
+		cpool_free(pool, objs[i]);
+	cpool_exit(state);
+	return done;
+}

@@ -1,0 +1,24 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The C side of rust_qmempool_bench: a C reference of prototype-kernel's
+ * qmempool and its timed loop, called from rust_qmempool_bench.rs (which
+ * declares these functions again in Rust).
+ */
+#ifndef RUST_QMEMPOOL_BENCH_C_H
+#define RUST_QMEMPOOL_BENCH_C_H
+
+#include <linux/types.h>
+
+struct kmem_cache;
+struct rust_qmempool_bench_cpool;
+
+struct rust_qmempool_bench_cpool *
+rust_qmempool_bench_cpool_new(struct kmem_cache *kmem, u32 localq_sz,
+			      u32 sharedq_sz);
+void rust_qmempool_bench_cpool_free(struct rust_qmempool_bench_cpool *pool);
+unsigned long
+rust_qmempool_bench_cpool_run(struct rust_qmempool_bench_cpool *pool,
+			      void **objs, int n, unsigned long loops,
+			      bool bh_held);
+
+#endif
