@@ -1,0 +1,138 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! [`SkbBatch`]: completed TX skbs gathered one at a time and freed in bulk.
+
+use crate::skb::DoneSkb;
+use core::ffi::{c_int, c_uint};
+use core::mem::MaybeUninit;
+use core::ptr::addr_of_mut;
+use kernel::bindings;
+
+/// Completed TX skbs, gathered one at a time and freed together, up to `N` at a time.
+///
+/// A NIC driver's TX cleanup adds each skb the hardware has sent ([`SkbBatch::add`]); the batch
+/// frees what it holds with one `napi_consume_skb_bulk()` when `N` are gathered and when the
+/// cleanup loop ends ([`SkbBatch::flush`], also on drop). That call releases each skb's data as
+/// `napi_consume_skb()` does and puts the heads into the per-CPU NAPI skb cache in one go (see
+/// `net/core/skbuff.c`). With a NAPI budget of 0 (netpoll), each skb is freed at once instead,
+/// as `napi_consume_skb()` does: that context may be a hard IRQ or have IRQs off, where the bulk
+/// path is not allowed.
+///
+/// The type is `repr(C)` with the layout of the C `struct ixgbe_bulk_shim`
+/// ([`include/net/ixgbe_bulk_shim.h`](srctree/include/net/ixgbe_bulk_shim.h)) for
+/// `N == IXGBE_BULK_SHIM_SIZE`, checked when this file is compiled, so that a C driver can keep
+/// a batch on its stack.
+///
+/// Contexts: with a non-zero budget, only in the NAPI poll that was given that budget (softirq,
+/// IRQs enabled); with a budget of 0, any.
+///
+/// # Invariants
+///
+/// - `count < N` between calls: a full batch is flushed before [`SkbBatch::add`] returns.
+/// - `skbs[..count]` are initialised; the batch owns them.
+/// - If `budget != 0`, the batch is used only within a NAPI poll that was given `budget`;
+///   if `budget == 0`, `count == 0`.
+#[repr(C)]
+pub(crate) struct SkbBatch<const N: usize> {
+    count: c_uint,
+    budget: c_int,
+    skbs: [MaybeUninit<DoneSkb>; N],
+}
+
+impl<const N: usize> SkbBatch<N> {
+    /// Makes the memory at `slot` an empty batch for a cleanup with the NAPI budget `budget`.
+    ///
+    /// Only the two counters are written: the skb slots are left as they are, so a batch on a
+    /// C stack costs two stores to start.
+    ///
+    /// # Safety
+    ///
+    /// - `slot` is valid for writes of a `Self` and aligned for it; whatever it held is
+    ///   forgotten (not dropped).
+    /// - If `budget != 0`, it is the budget the NAPI core gave the poll function that uses the
+    ///   batch, and the batch is used (added to, flushed, dropped) only within that poll.
+    #[inline]
+    pub(crate) unsafe fn init(slot: *mut Self, budget: c_int) {
+        const { assert!(N > 0, "a batch needs room for at least one skb") };
+        const { assert!(N <= c_uint::MAX as usize, "the count is a C unsigned int") };
+        // SAFETY: `slot` is valid for writes and aligned (the caller's contract); the fields are
+        // written through raw pointers, without reading or dropping what was there.
+        // INVARIANT: `count == 0`, so `count < N` and no slot is initialised; the budget rule is
+        // the caller's contract.
+        unsafe {
+            addr_of_mut!((*slot).count).write(0);
+            addr_of_mut!((*slot).budget).write(budget);
+        }
+    }
+
+    /// Adds `skb`, freeing it at once if the budget is 0 and the whole batch if it is full.
+    #[inline]
+    pub(crate) fn add(&mut self, skb: DoneSkb) {
+        if self.budget == 0 {
+            // Not in NAPI context: freed now, in any context (see `DoneSkb`'s drop).
+            drop(skb);
+            return;
+        }
+        let count = self.count as usize;
+        match self.skbs.get_mut(count) {
+            Some(slot) => {
+                slot.write(skb);
+            }
+            None => {
+                // Cannot happen (`count < N`, type invariant); freed on its own if it did.
+                drop(skb);
+                return;
+            }
+        }
+        // INVARIANT: `skbs[count]` was just written; the batch owns one more skb.
+        self.count += 1;
+        if count + 1 == N {
+            // INVARIANT: flushed, so `count == 0 < N` again.
+            self.flush();
+        }
+    }
+
+    /// Frees the gathered skbs now, with one `napi_consume_skb_bulk()`.
+    #[inline]
+    pub(crate) fn flush(&mut self) {
+        let count = self.count;
+        if count == 0 {
+            return;
+        }
+        // INVARIANT: The skbs are handed over to the kernel below; the batch owns none after.
+        self.count = 0;
+        // SAFETY:
+        // - `skbs[..count]` are initialised `DoneSkb`s (type invariant): live skbs on each of
+        //   which the batch owns a reference. `DoneSkb` is `repr(transparent)` over a non-null
+        //   pointer, so the slots are a `struct sk_buff **` array of `count` entries. The function
+        //   gives every reference up and may overwrite the array; the slots are not read again
+        //   before they are written (`count` is 0 now).
+        // - `count > 0`, so `budget != 0` and this is the NAPI poll that was given `budget`
+        //   (type invariant): softirq context with IRQs enabled, as the function requires.
+        unsafe {
+            bindings::napi_consume_skb_bulk(self.skbs.as_mut_ptr().cast(), count, self.budget)
+        };
+    }
+}
+
+impl<const N: usize> Drop for SkbBatch<N> {
+    #[inline]
+    fn drop(&mut self) {
+        self.flush();
+    }
+}
+
+/// The batch the C drivers keep on their stacks: `struct ixgbe_bulk_shim`.
+pub(crate) type ShimBatch = SkbBatch<{ bindings::IXGBE_BULK_SHIM_SIZE as usize }>;
+
+// `ShimBatch` is `struct ixgbe_bulk_shim` as C sees it: same size, alignment and field offsets.
+const _: () = {
+    use core::mem::{align_of, offset_of, size_of};
+    type C = bindings::ixgbe_bulk_shim;
+    assert!(size_of::<ShimBatch>() == size_of::<C>());
+    assert!(align_of::<ShimBatch>() == align_of::<C>());
+    assert!(offset_of!(ShimBatch, count) == offset_of!(C, count));
+    assert!(offset_of!(ShimBatch, budget) == offset_of!(C, budget));
+    assert!(offset_of!(ShimBatch, skbs) == offset_of!(C, skbs));
+    assert!(size_of::<DoneSkb>() == size_of::<*mut bindings::sk_buff>());
+};

@@ -1,0 +1,88 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! Bulk free of completed TX skbs for NIC drivers written in C (ixgbe, igb).
+//!
+//! C header: [`include/net/ixgbe_bulk_shim.h`](srctree/include/net/ixgbe_bulk_shim.h)
+//!
+//! A driver's TX cleanup keeps a `struct ixgbe_bulk_shim` on its stack, starts it with the NAPI
+//! budget it was given ([`ixgbe_bulk_shim_init`]), adds each skb the hardware has sent
+//! ([`ixgbe_bulk_shim_add`], instead of `napi_consume_skb()`), and flushes it when the cleanup
+//! loop ends ([`ixgbe_bulk_shim_flush`]). The batch ([`batch::SkbBatch`]) frees
+//! `IXGBE_BULK_SHIM_SIZE` skbs at a time with one `napi_consume_skb_bulk()`; with a budget of 0
+//! (netpoll) it frees each skb at once, as `napi_consume_skb()` does.
+//!
+//! This is the TX-completion bulk free of the ixgbe bulk-free RFC ("net: bulk free of SKBs
+//! during ixgbe TX completion", 2015, which bulk-freed up to 32 skbs per cleanup), on top of
+//! the per-CPU NAPI skb cache that the RFC's idea became.
+//!
+//! # Contexts
+//!
+//! | entry point | context |
+//! |---|---|
+//! | [`ixgbe_bulk_shim_init`] | any |
+//! | [`ixgbe_bulk_shim_add`], [`ixgbe_bulk_shim_flush`], budget != 0 | the NAPI poll that was given the budget: softirq, IRQs enabled |
+//! | [`ixgbe_bulk_shim_add`], [`ixgbe_bulk_shim_flush`], budget 0 | any (each skb is freed as by `dev_consume_skb_any()`) |
+//!
+//! The batch holds skbs only between calls of one cleanup; it must be flushed before the
+//! cleanup returns, so nothing is left behind when the device goes down.
+
+mod batch;
+mod skb;
+
+use batch::ShimBatch;
+use core::ffi::c_int;
+use kernel::bindings;
+use skb::DoneSkb;
+
+/// Starts an empty batch in `b` for a TX cleanup given the NAPI budget `budget`.
+///
+/// # Safety
+///
+/// - `b` points to a `struct ixgbe_bulk_shim` that the caller uses for nothing else until its
+///   last [`ixgbe_bulk_shim_flush`].
+/// - If `budget != 0`, it is the budget the NAPI core gave the poll function that calls this,
+///   and the batch is added to and flushed only within that poll.
+#[no_mangle]
+pub unsafe extern "C" fn ixgbe_bulk_shim_init(b: *mut bindings::ixgbe_bulk_shim, budget: c_int) {
+    // SAFETY: `ShimBatch` has the layout of `struct ixgbe_bulk_shim` (checked in `batch.rs`), so
+    // `b` is valid and aligned for it; the budget rule is this function's own contract.
+    unsafe { ShimBatch::init(b.cast(), budget) };
+}
+
+/// Adds the completed skb `skb` to the batch `b`, which now owns the caller's reference.
+///
+/// Frees the skb at once if the batch's budget is 0, and the whole batch if it is full. A NULL
+/// `skb` is ignored.
+///
+/// # Safety
+///
+/// - `b` was started by [`ixgbe_bulk_shim_init`], and this is called in the context its budget
+///   allows (see the module documentation).
+/// - `skb` is NULL or an skb on which the caller owns one reference, which it gives up (as it
+///   would with `napi_consume_skb()`).
+#[no_mangle]
+pub unsafe extern "C" fn ixgbe_bulk_shim_add(
+    b: *mut bindings::ixgbe_bulk_shim,
+    skb: *mut bindings::sk_buff,
+) {
+    // SAFETY: `b` holds a batch started by `ixgbe_bulk_shim_init` (the caller's contract), of
+    // the layout of `ShimBatch`, and nobody else uses it during this call.
+    let batch = unsafe { &mut *b.cast::<ShimBatch>() };
+    // SAFETY: The caller gives its reference on `skb` up (or `skb` is NULL).
+    if let Some(skb) = unsafe { DoneSkb::from_raw(skb) } {
+        batch.add(skb);
+    }
+}
+
+/// Frees the skbs gathered in the batch `b`, in bulk; `b` is empty after.
+///
+/// # Safety
+///
+/// `b` was started by [`ixgbe_bulk_shim_init`], and this is called in the context its budget
+/// allows (see the module documentation).
+#[no_mangle]
+pub unsafe extern "C" fn ixgbe_bulk_shim_flush(b: *mut bindings::ixgbe_bulk_shim) {
+    // SAFETY: As in `ixgbe_bulk_shim_add`.
+    let batch = unsafe { &mut *b.cast::<ShimBatch>() };
+    batch.flush();
+}

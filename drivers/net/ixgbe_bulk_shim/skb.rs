@@ -1,0 +1,50 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! [`DoneSkb`]: an skb whose transmission is complete, with the driver's reference to it.
+
+use core::ptr::NonNull;
+use kernel::bindings;
+
+/// An skb the device has finished sending, with the one reference the driver held for it.
+///
+/// It is the thin unsafe layer between the driver's raw `struct sk_buff *` and
+/// [`SkbBatch`](crate::batch::SkbBatch): made from a raw pointer once, in `unsafe` code that
+/// vouches for the reference, and then only moved. Dropping it gives the reference up as
+/// `dev_consume_skb_any()` does, which is allowed in any context; a batch instead hands many at
+/// once to `napi_consume_skb_bulk()`.
+///
+/// It has the layout of a `struct sk_buff *` that is never NULL, so an array of them is the
+/// `struct sk_buff **` array the C bulk functions take.
+///
+/// # Invariants
+///
+/// `self.0` points to a live `struct sk_buff` on which this value owns one reference, which
+/// nobody else gives up.
+#[repr(transparent)]
+pub(crate) struct DoneSkb(NonNull<bindings::sk_buff>);
+
+impl DoneSkb {
+    /// Takes over the reference the caller holds on the skb `ptr` points to; `None` for NULL.
+    ///
+    /// # Safety
+    ///
+    /// `ptr` is NULL or points to a live `struct sk_buff` on which the caller owns one
+    /// reference, which it passes on and does not use again.
+    #[inline]
+    pub(crate) unsafe fn from_raw(ptr: *mut bindings::sk_buff) -> Option<Self> {
+        // INVARIANT: The caller passes its reference on a live skb.
+        NonNull::new(ptr).map(Self)
+    }
+}
+
+impl Drop for DoneSkb {
+    #[inline]
+    fn drop(&mut self) {
+        // SAFETY:
+        // - `self.0` is a live skb on which `self` owns a reference (type invariant); it is given
+        //   up once, here, and `self` is gone after.
+        // - A budget of 0 makes `napi_consume_skb()` do what `dev_consume_skb_any()` does, which
+        //   is allowed in any context (hard IRQ, IRQs off, netpoll).
+        unsafe { bindings::napi_consume_skb(self.0.as_ptr(), 0) };
+    }
+}

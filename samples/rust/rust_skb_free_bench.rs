@@ -1,0 +1,436 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! Benchmark of freeing completed TX skbs: one at a time, through an exported bulk route, and
+//! through `ixgbe_bulk_shim`.
+//!
+//! For each batch size `n`, `n` skbs are allocated (`alloc_skb()` of `size` bytes, as pktgen
+//! and a driver's TX path get them) and then freed, and only the freeing is timed, four ways,
+//! interleaved within each repetition in an order that rotates from one repetition to the next:
+//!
+//! - `consume_skb`: `consume_skb()` for each skb (what a driver without NAPI does);
+//! - `napi_consume_skb`: `napi_consume_skb()` for each skb with a NAPI budget of 64, what ixgbe's
+//!   and igb's TX cleanup do (their heads go to the per-CPU NAPI skb cache, which gives them
+//!   back to the slab 32 at a time when it fills);
+//! - `kfree_skb_list`: the skbs linked through `skb->next` and freed by one
+//!   `kfree_skb_list_reason()`, the exported route that bulk-frees heads to the slab (16 per
+//!   `kmem_cache_free_bulk()`), bypassing the NAPI cache;
+//! - `shim`: `ixgbe_bulk_shim_init()`, `ixgbe_bulk_shim_add()` for each skb and
+//!   `ixgbe_bulk_shim_flush()` with a budget of 64, the C entry points the drivers call, on a
+//!   `struct ixgbe_bulk_shim` on the stack (32 skbs per `napi_consume_skb_bulk()`).
+//!
+//! Every round runs with bottom halves disabled, the softirq context a NAPI poll runs in, so
+//! that the NAPI variants are used as drivers use them and no round migrates between CPUs. The
+//! cycles of a round are read with `lfence; rdtsc` around its frees; they include one such
+//! pair per round (a few tens of cycles, the same for every variant, that weigh most at
+//! `n = 1`). The `ns` of a run are its cycles converted at the rate `ktime_get()` and the TSC
+//! advanced over the whole run.
+//!
+//! Parameters (`insmod rust_skb_free_bench.ko bulk=1,32,256 objs=65536 runs=21`):
+//! - `bulk`: the batch sizes, a comma-separated list (1 to 256 each);
+//! - `objs`: skbs per timed run (the number of rounds is `objs / n`);
+//! - `runs`: timed repetitions per size and variant (after one untimed warm-up);
+//! - `size`: the length of each skb's data (60 by default, pktgen's smallest packet);
+//! - `check`: 1 to run the self-check instead of the benchmark (below).
+//!
+//! It prints one `rfl_bench:` line per run (see `bench_common.rs`) and stays loaded; unload it
+//! with `rmmod`.
+//!
+//! # The self-check
+//!
+//! With `check=1`, every variant frees batches of 1, 31, 32, 33, 64 and 256 skbs, many times
+//! over, and the shim also with a NAPI budget of 0 (netpoll's case, in process context). Each
+//! skb carries a destructor that counts it: every skb must be released exactly once. Then the
+//! number of `skbuff_head_cache` objects in use (with `CONFIG_SLUB_DEBUG`) must be back to what
+//! it was before, give or take the heads the per-CPU NAPI skb caches may keep (64 per CPU in
+//! 6.12, 128 in 7.x); the check frees tens of thousands of skbs, so a head lost per batch would
+//! show. One line per case and one verdict:
+//!
+//! ```text
+//! rfl_test: skb_free shim_b64 n=33 PASS skbs=6600 released=6600
+//! rfl_test: skb_free heads PASS before=260 after=292 slack=128
+//! rfl_test: skb_free PASS
+//! ```
+
+use core::ffi::c_int;
+use core::mem::MaybeUninit;
+use core::ptr;
+use core::sync::atomic::{AtomicUsize, Ordering};
+use kernel::bindings;
+use kernel::prelude::*;
+
+#[path = "bench_common.rs"]
+mod bench;
+
+use bench::{module_param_string, module_param_uint};
+
+bench::sample_module! {
+    type: SkbFreeBench,
+    name: "rust_skb_free_bench",
+    description: "Benchmark: freeing skbs one at a time, in bulk, and through ixgbe_bulk_shim",
+}
+
+/// The largest batch size.
+const MAX_BULK: usize = 256;
+
+/// The NAPI budget the NAPI variants run with (`NAPI_POLL_WEIGHT`).
+const BUDGET: c_int = 64;
+
+/// The heads one CPU's NAPI skb cache may hold (`NAPI_SKB_CACHE_SIZE` in `net/core/skbuff.c`).
+const NAPI_SKB_CACHE_SIZE: usize = if cfg!(kernel_ge_7_0) { 128 } else { 64 };
+
+module_param_string!(BULK, "bulk", 256, "1,2,4,8,16,32,64,128,256");
+module_param_uint!(OBJS, "objs", 1 << 16);
+module_param_uint!(RUNS, "runs", 21);
+module_param_uint!(SIZE, "size", 60);
+module_param_uint!(CHECK, "check", 0);
+
+/// The ways to free, in the order the first repetition runs them.
+#[derive(Clone, Copy, PartialEq)]
+enum Variant {
+    ConsumeSkb,
+    NapiConsumeSkb,
+    KfreeSkbList,
+    Shim,
+}
+
+const VARIANTS: [Variant; 4] = [
+    Variant::ConsumeSkb,
+    Variant::NapiConsumeSkb,
+    Variant::KfreeSkbList,
+    Variant::Shim,
+];
+
+impl Variant {
+    fn name(self) -> &'static str {
+        match self {
+            Variant::ConsumeSkb => "consume_skb",
+            Variant::NapiConsumeSkb => "napi_consume_skb",
+            Variant::KfreeSkbList => "kfree_skb_list",
+            Variant::Shim => "shim",
+        }
+    }
+}
+
+/// Disables bottom halves until dropped: the context of a NAPI poll.
+///
+/// `PhantomData<*mut ()>` keeps it on the CPU (task) that made it: `!Send`.
+struct BhGuard(core::marker::PhantomData<*mut ()>);
+
+impl BhGuard {
+    #[inline]
+    fn new() -> Self {
+        // SAFETY: Called from process context (module init); the matching enable is in `drop`.
+        unsafe { bindings::local_bh_disable() };
+        Self(core::marker::PhantomData)
+    }
+}
+
+impl Drop for BhGuard {
+    #[inline]
+    fn drop(&mut self) {
+        // SAFETY: Bottom halves were disabled by `new` on this CPU and task (`!Send`).
+        unsafe { bindings::local_bh_enable() };
+    }
+}
+
+/// The skbs of one round.
+///
+/// # Invariants
+///
+/// `skbs[..len]` are live skbs, each with one reference that the round owns.
+struct Round {
+    skbs: [*mut bindings::sk_buff; MAX_BULK],
+    len: usize,
+}
+
+/// Counts the releases of skbs allocated by the self-check (their destructor).
+static RELEASED: AtomicUsize = AtomicUsize::new(0);
+
+/// The destructor of the self-check's skbs: counts one release.
+unsafe extern "C" fn count_release(_skb: *mut bindings::sk_buff) {
+    RELEASED.fetch_add(1, Ordering::Relaxed);
+}
+
+impl Round {
+    /// Allocates `n` skbs with `size` bytes of data; with `counted`, each counts its release.
+    ///
+    /// Returns `false` (with fewer skbs) if the allocator had no memory.
+    fn alloc(&mut self, n: usize, size: u32, counted: bool) -> bool {
+        while self.len < n {
+            // SAFETY: `GFP_ATOMIC` allocates in any context but hard IRQ; no fclone, any node.
+            let skb = unsafe {
+                bindings::__alloc_skb(size, bindings::GFP_ATOMIC, 0, bindings::NUMA_NO_NODE)
+            };
+            if skb.is_null() {
+                return false;
+            }
+            if counted {
+                // SAFETY: `skb` is a new skb that nobody else sees yet; its destructor slot is
+                // free (no socket owns it).
+                unsafe {
+                    (*skb).__bindgen_anon_3.__bindgen_anon_1.destructor = Some(count_release)
+                };
+            }
+            // INVARIANT: `skb` is live and its one reference is the round's.
+            self.skbs[self.len] = skb;
+            self.len += 1;
+        }
+        true
+    }
+
+    /// Frees the round's skbs the way `variant` does, with the NAPI budget `budget` where the
+    /// variant takes one.
+    ///
+    /// With a non-zero budget the caller has bottom halves disabled (a [`BhGuard`]).
+    #[inline(never)]
+    fn free(&mut self, variant: Variant, budget: c_int) {
+        let skbs = &self.skbs[..self.len];
+        // INVARIANT: Every skb's reference is given up below; the round owns none after.
+        self.len = 0;
+        match variant {
+            Variant::ConsumeSkb => {
+                for &skb in skbs {
+                    consume_skb(skb);
+                }
+            }
+            Variant::NapiConsumeSkb => {
+                for &skb in skbs {
+                    // SAFETY: The round owns a reference on `skb` (type invariant), given up
+                    // here; a non-zero budget comes with bottom halves disabled (the caller's).
+                    unsafe { bindings::napi_consume_skb(skb, budget) };
+                }
+            }
+            Variant::KfreeSkbList => {
+                let mut head = ptr::null_mut();
+                for &skb in skbs.iter().rev() {
+                    // SAFETY: The round owns `skb` (type invariant); nobody else links it.
+                    unsafe { (*skb).__bindgen_anon_1.__bindgen_anon_1.next = head };
+                    head = skb;
+                }
+                // SAFETY: `head` is a NULL-terminated list of skbs the round owns, given up
+                // here; IRQs are enabled (process context or bottom halves disabled).
+                unsafe {
+                    bindings::kfree_skb_list_reason(head, bindings::skb_drop_reason_SKB_CONSUMED)
+                };
+            }
+            Variant::Shim => {
+                let mut done = MaybeUninit::<bindings::ixgbe_bulk_shim>::uninit();
+                // SAFETY:
+                // - `done` is a `struct ixgbe_bulk_shim` on this stack, used for nothing else.
+                // - A non-zero budget comes with bottom halves disabled (the caller's), as in a
+                //   NAPI poll, and the batch is used only within this call.
+                unsafe { bindings::ixgbe_bulk_shim_init(done.as_mut_ptr(), budget) };
+                for &skb in skbs {
+                    // SAFETY: `done` was started above; the round's reference on `skb` (type
+                    // invariant) is given to the batch.
+                    unsafe { bindings::ixgbe_bulk_shim_add(done.as_mut_ptr(), skb) };
+                }
+                // SAFETY: `done` was started above, in this context.
+                unsafe { bindings::ixgbe_bulk_shim_flush(done.as_mut_ptr()) };
+            }
+        }
+    }
+}
+
+impl Drop for Round {
+    fn drop(&mut self) {
+        // Skbs left by a failed allocation: freed on their own.
+        self.free(Variant::ConsumeSkb, 0);
+    }
+}
+
+/// `consume_skb()`, exported with `CONFIG_TRACEPOINTS`.
+#[cfg(CONFIG_TRACEPOINTS)]
+#[inline(always)]
+fn consume_skb(skb: *mut bindings::sk_buff) {
+    // SAFETY: The caller owns a reference on `skb` and gives it up.
+    unsafe { bindings::consume_skb(skb) };
+}
+
+/// `consume_skb()`, which without `CONFIG_TRACEPOINTS` is an inline `kfree_skb()`, that is
+/// `sk_skb_reason_drop()`: the same reference drop and `__kfree_skb()`.
+#[cfg(not(CONFIG_TRACEPOINTS))]
+#[inline(always)]
+fn consume_skb(skb: *mut bindings::sk_buff) {
+    // SAFETY: The caller owns a reference on `skb` and gives it up; no socket is involved.
+    unsafe {
+        bindings::sk_skb_reason_drop(
+            ptr::null_mut::<bindings::sock>(),
+            skb,
+            bindings::skb_drop_reason_SKB_CONSUMED,
+        )
+    };
+}
+
+/// The module's parameters, read once.
+struct Params {
+    sizes: &'static [core::ffi::c_char],
+    objs: usize,
+    runs: u32,
+    size: u32,
+    check: bool,
+}
+
+fn params() -> Params {
+    // SAFETY: The parameters are written by the module loader before `init` runs, and never
+    // again (they have no sysfs file).
+    unsafe {
+        Params {
+            sizes: &*ptr::addr_of!(BULK),
+            objs: *ptr::addr_of!(OBJS) as usize,
+            runs: *ptr::addr_of!(RUNS),
+            size: *ptr::addr_of!(SIZE),
+            check: *ptr::addr_of!(CHECK) != 0,
+        }
+    }
+}
+
+/// Times `rounds` rounds of `n` skbs freed the way `variant` says.
+fn measure(round: &mut Round, p: &Params, variant: Variant, n: usize, rounds: usize) -> bench::Run {
+    bench::pause();
+    let mut cycles = 0;
+    let mut freed = 0;
+    let whole = bench::time(0, || {
+        for _ in 0..rounds {
+            let _bh = BhGuard::new();
+            if !round.alloc(n, p.size, false) {
+                break;
+            }
+            let t0 = bench::tsc();
+            round.free(variant, BUDGET);
+            cycles += bench::tsc() - t0;
+            freed += n as u64;
+        }
+    });
+    bench::Run {
+        objs: freed,
+        tsc: cycles,
+        ns: if whole.tsc == 0 {
+            0
+        } else {
+            (cycles as u128 * whole.ns as u128 / whole.tsc as u128) as u64
+        },
+    }
+}
+
+/// Frees `rounds` rounds of `n` counted skbs the way `variant` says; returns whether every skb
+/// was released exactly once, after printing the case's line.
+fn check_case(round: &mut Round, p: &Params, variant: Variant, budget: c_int, n: usize) -> bool {
+    let rounds = (8192 / n).max(200);
+    let before = RELEASED.load(Ordering::Relaxed);
+    let mut skbs = 0;
+    for _ in 0..rounds {
+        // A budget of 0 is netpoll's case: no NAPI context needed, so none is made.
+        let _bh = (budget != 0).then(BhGuard::new);
+        let ok = round.alloc(n, p.size, true);
+        skbs += round.len;
+        round.free(variant, budget);
+        if !ok {
+            pr_info!(
+                "rfl_test: skb_free {}_b{} n={} FAIL alloc\n",
+                variant.name(),
+                budget,
+                n
+            );
+            return false;
+        }
+    }
+    let released = RELEASED.load(Ordering::Relaxed) - before;
+    let verdict = if released == skbs { "PASS" } else { "FAIL" };
+    pr_info!(
+        "rfl_test: skb_free {}_b{} n={} {} skbs={} released={}\n",
+        variant.name(),
+        budget,
+        n,
+        verdict,
+        skbs,
+        released
+    );
+    released == skbs
+}
+
+/// The self-check: every skb released exactly once, and no head kept.
+fn self_check(round: &mut Round, p: &Params) -> bool {
+    // SAFETY: `net_hotdata.skbuff_cache` is the skb head cache, created at boot and never
+    // destroyed; it is only read here. `sk_buff` is the type of its objects.
+    let heads = unsafe {
+        kernel::slab_bulk::Cache::<bindings::sk_buff>::from_raw(bindings::net_hotdata.skbuff_cache)
+    };
+    let before = heads.objects_in_use();
+    let mut ok = true;
+    for n in [1, 31, 32, 33, 64, 256] {
+        for variant in VARIANTS {
+            ok &= check_case(round, p, variant, BUDGET, n);
+        }
+        ok &= check_case(round, p, Variant::Shim, 0, n);
+    }
+    if let (Some(before), Some(after)) = (before, heads.objects_in_use()) {
+        // SAFETY: No preconditions.
+        let slack = NAPI_SKB_CACHE_SIZE * unsafe { bindings::num_online_cpus() } as usize;
+        let fine = after <= before + slack;
+        pr_info!(
+            "rfl_test: skb_free heads {} before={} after={} slack={}\n",
+            if fine { "PASS" } else { "FAIL" },
+            before,
+            after,
+            slack
+        );
+        ok &= fine;
+    } else {
+        pr_info!("rfl_test: skb_free heads SKIP no object counts (CONFIG_SLUB_DEBUG unset)\n");
+    }
+    ok
+}
+
+struct SkbFreeBench;
+
+impl kernel::Module for SkbFreeBench {
+    fn init(_module: &'static ThisModule) -> Result<Self> {
+        let p = params();
+        let mut round = KBox::new(
+            Round {
+                skbs: [ptr::null_mut(); MAX_BULK],
+                len: 0,
+            },
+            GFP_KERNEL,
+        )?;
+        if p.check {
+            let ok = self_check(&mut round, &p);
+            pr_info!("rfl_test: skb_free {}\n", if ok { "PASS" } else { "FAIL" });
+            return Ok(SkbFreeBench);
+        }
+        pr_info!(
+            "rfl_bench: start bench=skb_free objs={} runs={} size={} budget={}\n",
+            p.objs,
+            p.runs,
+            p.size,
+            BUDGET
+        );
+        for n in bench::parse_list(bench::c_buf(p.sizes)) {
+            if n == 0 || n > MAX_BULK {
+                pr_warn!(
+                    "rust_skb_free_bench: batch size {} skipped (1..={})\n",
+                    n,
+                    MAX_BULK
+                );
+                continue;
+            }
+            let rounds = (p.objs / n).max(1);
+            for run in 0..=p.runs {
+                // The order rotates from one repetition to the next, so that a variant's place
+                // in the sequence (after another variant filled the NAPI cache) cannot pass for
+                // its cost.
+                for i in 0..VARIANTS.len() {
+                    let variant = VARIANTS[(i + run as usize) % VARIANTS.len()];
+                    let r = measure(&mut round, &p, variant, n, rounds);
+                    // Run 0 warms the caches up and is not reported.
+                    if run > 0 {
+                        bench::report("skb_free", variant.name(), n, run, &r);
+                    }
+                }
+            }
+        }
+        bench::done("skb_free");
+        Ok(SkbFreeBench)
+    }
+}
