@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Boot the x86-smp kernel under QEMU (TCG, 2 CPUs) from an initramfs holding busybox (BUSYBOX=,
+# Boot the x86-smp kernel under QEMU (TCG, 2 CPUs, an emulated igb NIC) from an initramfs holding busybox (BUSYBOX=,
 # static; the root's by default), the
 # project's modules and scripts/guest/init.sh running PLAN; write the serial console to LOG.
 # In the plan, the modules are under /modules.
@@ -35,7 +35,7 @@ find "$kbuild/samples/rust" -name '*.ko' -exec cp {} "$stage/modules/" \;
 } >"$stage.list"
 krun sh -c "$G_BUILD/x86-smp/usr/gen_init_cpio $G_CACHE/$run.list >$G_CACHE/$run.cpio"
 timeout "${QEMU_TIMEOUT:-1800}" bash -c '. "$1"; shift; krun "$@"' _ "$PROJECT/scripts/lib.sh" \
-	qemu-system-x86_64 -accel tcg -smp 2 -m 1G -nographic -no-reboot \
+	qemu-system-x86_64 -accel tcg -smp 2 -m 1G -nographic -no-reboot -device igb \
 	-kernel "$G_BUILD/x86-smp/arch/x86/boot/bzImage" -initrd "$G_CACHE/$run.cpio" \
 	-append "console=ttyS0 panic=-1 rfl_plan=/plan.sh $*" </dev/null >"$logfile" 2>&1 || {
 	rc=$?

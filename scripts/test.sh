@@ -56,6 +56,18 @@ bench_smoke() {
 	fi
 }
 
+# verdict_line NAME PATTERN LOG: one test, passed if LOG's first line matching PATTERN says PASS.
+verdict_line() {
+	local line
+	line=$(grep -o "$2" "$3" | head -1 || true)
+	if [[ $line == *" PASS"* ]]; then
+		count "$1" 1 0
+	else
+		echo "  ${line:-no line matching '$2'}" >&2
+		count "$1: ${line:+FAIL}${line:-no result}" 0 1
+	fi
+}
+
 # cargo_counts LOG: sum the "test result:" lines of cargo's output.
 cargo_counts() {
 	awk '/^test result:/ { for (i = 1; i <= NF; i++) { if ($(i) ~ /^passed;?$/) p += $(i-1); if ($(i) ~ /^failed;?$/) f += $(i-1) } }
@@ -127,7 +139,7 @@ kernel_tests() {
 		krun sh -c "cd $G_TREE && python3 tools/testing/kunit/kunit.py exec --arch=um \
 			--build_dir=$G_BUILD/um-test --json=$G_klogs/kunit.json" >"$klogs/kunit.log" 2>&1 || true
 		if [ -s "$klogs/kunit.json" ]; then
-			read -r p f < <(kunit_counts "$klogs/kunit.json" rust_doctests_kernel rust_slab_bulk)
+			read -r p f < <(kunit_counts "$klogs/kunit.json" rust_doctests_kernel rust_slab_bulk rust_qmempool)
 			count "KUnit on UML (kunit.py)" "$p" "$f"
 		else
 			tail -20 "$klogs/kunit.log" >&2
@@ -185,10 +197,19 @@ kernel_tests() {
 		unload rust_alf_queue_stress
 		load /modules/rust_alf_queue_bench.ko bulk=1,16 elems=4096 runs=1
 		unload rust_alf_queue_bench
+		load /modules/rust_qmempool_bench.ko outstanding=1,256 objs=4096 runs=1
+		unload rust_qmempool_bench
+		load /modules/rust_skb_free_bench.ko check=1
+		unload rust_skb_free_bench
+		load /modules/rust_skb_free_bench.ko bulk=1,32 objs=4096 runs=2
+		unload rust_skb_free_bench
+		SHIM_COUNT=200000
 		EOF
-		if step "QEMU boot" "$PROJECT/scripts/qemu-run.sh" "$KVER" "$plan" "$klogs/qemu.log"; then
+		cat "$PROJECT/scripts/guest/shim_pktgen.sh" >>"$plan"
+		# slab_nomerge: skbuff_head_cache's object count must be its own (the shim's check).
+		if step "QEMU boot" "$PROJECT/scripts/qemu-run.sh" "$KVER" "$plan" "$klogs/qemu.log" slab_nomerge; then
 			kunit_parse "$G_klogs/qemu.log" "$G_klogs/qemu-kunit.json"
-			read -r p f < <(kunit_counts "$klogs/qemu-kunit.json" rust_slab_bulk 2>/dev/null || echo "0 1")
+			read -r p f < <(kunit_counts "$klogs/qemu-kunit.json" rust_slab_bulk rust_qmempool 2>/dev/null || echo "0 1")
 			count "KUnit on QEMU x86_64 (2 CPUs)" "$p" "$f"
 			# The benchmark samples as smoke tests: loaded, one line per variant, size and run, done.
 			bench_smoke slab_bulk rust_slab_bulk_bench 24 # 4 variants x 3 sizes x 2 runs
@@ -220,6 +241,22 @@ kernel_tests() {
 			# 7 variants x 2 sizes x 1 run (the C reference's self-checks fail the load with a
 			# FAIL line).
 			bench_smoke alf_queue rust_alf_queue_bench 14
+		# 6 variants (7 from 7.0 on: sheaf_single) x 2 patterns x 1 run.
+		bench_smoke qmempool rust_qmempool_bench "$([ "${KVER%%.*}" -ge 7 ] && echo 14 || echo 12)"
+		bench_smoke skb_free rust_skb_free_bench 16 # 4 variants x 2 sizes x 2 runs
+		# The skb free paths, each skb released exactly once (a counting destructor), the skb
+		# head cache back to its count; then igb's TX cleanup through the shim under pktgen,
+		# to the end of the traffic and with the device taken down mid-traffic.
+		verdict_line "skb free self-check (QEMU, 2 CPUs)" "rfl_test: skb_free [A-Z]*$" "$klogs/qemu.log"
+		for phase in full down; do
+			verdict_line "shim in igb TX cleanup, pktgen, $phase (QEMU)" \
+				"rfl_test: shim_pktgen $phase [A-Z].*" "$klogs/qemu.log"
+		done
+		if grep -E 'BUG: KASAN|WARNING:|Oops|Kernel panic' "$klogs/qemu.log" | head -5 >&2; then
+			count "QEMU log: a KASAN report, warning or oops" 0 1
+		else
+			count "QEMU log: no KASAN report, warning or oops" 1 0
+		fi
 		fi
 		rm -f "$plan"
 	fi
