@@ -10,7 +10,10 @@
 #   SLAB_BULK_QEMU_ARGS  the same in QEMU (TCG is ~10x slower: fewer objects by default)
 #   ALF_QUEUE_ARGS       for rust_alf_queue_bench in UML  (e.g. "bulk=8,16 elems=1000000 runs=21")
 #   ALF_QUEUE_QEMU_ARGS  the same in QEMU
-#   BENCH_WHERE          "uml qemu" (default), or just one of them
+#   QMEMPOOL_ARGS        for rust_qmempool_bench in UML  (e.g. "outstanding=1,256 runs=11")
+#   SKB_FREE_ARGS        for rust_skb_free_bench in UML  (e.g. "bulk=1,32,256 runs=11")
+#   BENCH_WHERE          "uml" (default), "qemu" or "uml qemu": QEMU's x86-smp is the test
+#                        kernel (KASAN) under TCG, for the shape of the figures only
 #   BENCH_CPU            the host CPU UML is pinned to; "auto" (default) probes each
 . "$(dirname "$0")/lib.sh"
 
@@ -18,7 +21,9 @@ SLAB_BULK_ARGS=${SLAB_BULK_ARGS:-}
 SLAB_BULK_QEMU_ARGS=${SLAB_BULK_QEMU_ARGS:-objs=65536 runs=5}
 ALF_QUEUE_ARGS=${ALF_QUEUE_ARGS:-}
 ALF_QUEUE_QEMU_ARGS=${ALF_QUEUE_QEMU_ARGS:-elems=262144 runs=5}
-BENCH_WHERE=${BENCH_WHERE:-uml qemu}
+QMEMPOOL_ARGS=${QMEMPOOL_ARGS:-}
+SKB_FREE_ARGS=${SKB_FREE_ARGS:-}
+BENCH_WHERE=${BENCH_WHERE:-uml}
 runs=$CACHE_DIR/run
 # Tables are written here first and moved into results/ once every run succeeded.
 stage=$runs/results
@@ -84,13 +89,17 @@ bench_kernel() {
 				unload rust_slab_bulk_bench
 				load $G_BUILD/um-bench/samples/rust/rust_alf_queue_bench.ko $ALF_QUEUE_ARGS
 				unload rust_alf_queue_bench
+				load $G_BUILD/um-bench/samples/rust/rust_qmempool_bench.ko $QMEMPOOL_ARGS
+				unload rust_qmempool_bench
+				load $G_BUILD/um-bench/samples/rust/rust_skb_free_bench.ko $SKB_FREE_ARGS
+				unload rust_skb_free_bench
 			EOF
 			log "$KVER: benchmarks in UML (this takes a few minutes)"
 			RFL_TASKSET="taskset -c $cpu" "$PROJECT/scripts/uml-run.sh" "$KVER" um-bench "$plan" \
 				"$runs/bench-uml-$KVER.log"
 			collect uml "$runs/bench-uml-$KVER.log" um-bench \
 				"$host_cpu (UML), pinned to host CPU $cpu${probes:+ (probes:$probes)}" \
-				rust_slab_bulk_bench rust_alf_queue_bench
+				rust_slab_bulk_bench rust_alf_queue_bench rust_qmempool_bench rust_skb_free_bench
 			;;
 		qemu)
 			"$PROJECT/scripts/kernel.sh" "$KVER" x86-smp

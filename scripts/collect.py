@@ -83,6 +83,34 @@ LAYOUT = {
             "cmpxchg() is a LOCK CMPXCHG too); for shape, not for absolute figures.",
         },
     },
+    "qmempool": {
+        "title": "qmempool: 256-byte objects, one alloc+free per object; bulk = objects outstanding",
+        "variants": ["pool", "pool_bh", "c_qmempool", "c_qmempool_bh", "cache_single",
+                     "cache_bulk", "sheaf_single"],
+        "ratios": [
+            ("pool", "c_qmempool", "pool ours/C (softirq)"),
+            ("pool_bh", "c_qmempool_bh", "pool ours/C (BH disabled per call)"),
+            ("cache_single", "pool", "cache single/pool"),
+            ("sheaf_single", "pool", "sheaf single/pool"),
+        ],
+        "digits": 2,
+        "notes": {
+            "uml": "pool and c_qmempool run with bottom halves disabled for the whole timed "
+            "loop (the softirq case of the original), pool_bh and c_qmempool_bh disable them "
+            "per call; sheaf_single (7.x only) is kmem_cache_alloc/free on a cache created "
+            "with sheaf_capacity = the pool's per-CPU size.",
+        },
+    },
+    "skb_free": {
+        "title": "skb_free: freeing N skbs, per skb",
+        "variants": ["consume_skb", "napi_consume_skb", "kfree_skb_list", "shim"],
+        "ratios": [
+            ("shim", "napi_consume_skb", "shim/napi_consume_skb"),
+            ("shim", "consume_skb", "shim/consume_skb"),
+            ("kfree_skb_list", "napi_consume_skb", "kfree_skb_list/napi_consume_skb"),
+        ],
+        "digits": 1,
+    },
 }
 
 
