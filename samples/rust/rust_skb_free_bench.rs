@@ -305,10 +305,11 @@ fn measure(round: &mut Round, p: &Params, variant: Variant, n: usize, rounds: us
     bench::Run {
         objs: freed,
         tsc: cycles,
-        ns: if whole.tsc == 0 {
-            0
-        } else {
-            (cycles as u128 * whole.ns as u128 / whole.tsc as u128) as u64
+        // The timed part in ns, at the run's TSC rate (in cycles per 1000 ns, so that no
+        // product overflows a u64 and no 128-bit division is needed: the kernel has none).
+        ns: match whole.tsc.saturating_mul(1000) / whole.ns.max(1) {
+            0 => 0,
+            tsc_per_us => cycles.saturating_mul(1000) / tsc_per_us,
         },
     }
 }
