@@ -4,8 +4,9 @@
 //! userspace.
 //!
 //! The slab functions are a real slab allocator with SLUB's semantics, not a mock:
-//! - objects are carved from "slabs" of `PAGE_SIZE << order` bytes, the order and the objects
-//!   per slab chosen as SLUB's `calculate_order` does (`slub_max_order` 3, 8 objects wanted);
+//! - objects are carved from "slabs" of `PAGE_SIZE << order` bytes, naturally aligned as the
+//!   buddy allocator's pages are, the order and the objects per slab chosen as SLUB's
+//!   `calculate_order` does (`slub_max_order` 3, 8 objects wanted);
 //! - `kmem_cache_alloc_bulk` is all or nothing: on a failure at object `i` it frees the `i`
 //!   objects it got and returns 0;
 //! - `kmem_cache_free_bulk` walks the array from the end (as `build_detached_freelist` does),
@@ -209,7 +210,10 @@ impl kmem_cache {
         } else {
             return None;
         };
-        let layout = Layout::from_size_align(PAGE_SIZE << order, PAGE_SIZE).ok()?;
+        // Naturally aligned, as the buddy allocator's pages of an order are: objects of an
+        // alignment up to the slab's size are then aligned (`stride` is a multiple of it).
+        let bytes = PAGE_SIZE << order;
+        let layout = Layout::from_size_align(bytes, bytes).ok()?;
         // SAFETY: `layout` has a non-zero size.
         let base = unsafe { std::alloc::alloc(layout) } as usize;
         if base == 0 {

@@ -47,6 +47,7 @@ macro_rules! selftests {
             bulk_size_errors,
             every_drop_path,
             foreign_objects,
+            large_alignment,
             #[cfg(all(CONFIG_FAILSLAB, CONFIG_FAIL_PAGE_ALLOC))]
             bulk_fault_nth,
             #[cfg(all(CONFIG_FAILSLAB, CONFIG_FAIL_PAGE_ALLOC))]
@@ -295,6 +296,35 @@ pub(crate) fn foreign_objects() {
     check!(done.is_empty() && in_use(&a) == 1);
     drop(batch);
     check!(in_use(&a) == 0);
+}
+
+/// Objects are aligned to their type's alignment, also beyond a page: SLUB's slabs are
+/// naturally aligned (and the twin's must be, to hide no alignment bug and make none up).
+pub(crate) fn large_alignment() {
+    /// Two pages, aligned to two pages; only its layout matters here.
+    #[expect(dead_code)]
+    #[repr(align(8192))]
+    struct TwoPages([u8; 8192]);
+
+    let Ok(cache) = KmemCache::<TwoPages>::new(c"rust_slab_bulk_align", CacheFlags::NO_MERGE)
+    else {
+        check!(false);
+        return;
+    };
+    let aligned = |obj: &MaybeUninit<TwoPages>| obj.as_ptr() as usize % 8192 == 0;
+    let Ok(batch) = cache.alloc_bulk::<32>(GFP_KERNEL) else {
+        check!(false);
+        return;
+    };
+    check!(batch.iter().all(aligned));
+    let Ok(single) = cache.alloc_uninit(GFP_KERNEL) else {
+        check!(false);
+        return;
+    };
+    check!(aligned(&single));
+    check!(in_use(&cache) == 33);
+    drop((batch, single));
+    check!(in_use(&cache) == 0);
 }
 
 /// Reads `current->fail_nth`.
