@@ -37,20 +37,15 @@ pub type slab_flags_t = c_uint;
 pub const __GFP_HIGH: gfp_t = 1 << 0;
 pub const __GFP_IO: gfp_t = 1 << 1;
 pub const __GFP_FS: gfp_t = 1 << 2;
-pub const __GFP_ZERO: gfp_t = 1 << 3;
 pub const __GFP_DIRECT_RECLAIM: gfp_t = 1 << 4;
 pub const __GFP_KSWAPD_RECLAIM: gfp_t = 1 << 5;
 pub const __GFP_NOWARN: gfp_t = 1 << 6;
 pub const __GFP_NOFAIL: gfp_t = 1 << 7;
-pub const __GFP_HIGHMEM: gfp_t = 1 << 8;
-pub const __GFP_ACCOUNT: gfp_t = 1 << 9;
 pub const GFP_KERNEL: gfp_t = __GFP_DIRECT_RECLAIM | __GFP_KSWAPD_RECLAIM | __GFP_IO | __GFP_FS;
-pub const GFP_KERNEL_ACCOUNT: gfp_t = GFP_KERNEL | __GFP_ACCOUNT;
 pub const GFP_ATOMIC: gfp_t = __GFP_HIGH | __GFP_KSWAPD_RECLAIM;
 pub const GFP_NOWAIT: gfp_t = __GFP_KSWAPD_RECLAIM | __GFP_NOWARN;
 
 // SLAB_* flags, in the order of the kernel's `enum _slab_flag_bits`.
-pub const SLAB_CONSISTENCY_CHECKS: slab_flags_t = 1 << 0;
 pub const SLAB_RED_ZONE: slab_flags_t = 1 << 1;
 pub const SLAB_POISON: slab_flags_t = 1 << 2;
 pub const SLAB_HWCACHE_ALIGN: slab_flags_t = 1 << 4;
@@ -193,10 +188,6 @@ impl kmem_cache {
         }
         let obj = st.free.pop()?;
         st.live.insert(obj);
-        if flags & __GFP_ZERO != 0 {
-            // SAFETY: `obj` is a whole object of `stride` bytes inside a live slab.
-            unsafe { core::ptr::write_bytes(obj as *mut u8, 0, self.stride) };
-        }
         Some(obj)
     }
 
