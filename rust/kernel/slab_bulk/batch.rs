@@ -65,6 +65,36 @@ unsafe impl<T: Send, const N: usize> Send for ObjBatch<'_, T, N> {}
 // SAFETY: `&ObjBatch` only gives `&T`.
 unsafe impl<T: Sync, const N: usize> Sync for ObjBatch<'_, T, N> {}
 
+/// The constructors of full [`ObjBatch`]es: bulk allocations from a cache.
+impl<T> Cache<T> {
+    /// Allocates exactly `N` uninitialised objects in one bulk call.
+    ///
+    /// All or nothing: on failure nothing is kept and the error is `ENOMEM`. `N` must be at
+    /// least 1, which is checked when the function is compiled. IRQs must be enabled.
+    #[inline]
+    pub fn alloc_bulk<const N: usize>(
+        &self,
+        flags: Flags,
+    ) -> Result<ObjBatch<'_, MaybeUninit<T>, N>> {
+        const { assert!(N > 0, "a bulk allocation needs at least one object") };
+        let mut batch = ObjBatch::new(self.uninit());
+        batch.alloc(N, flags)?;
+        Ok(batch)
+    }
+
+    /// Allocates exactly `N` objects in one bulk call, initialising object `i` to `init(i)`.
+    ///
+    /// All or nothing, as [`Cache::alloc_bulk`].
+    #[inline]
+    pub fn alloc_bulk_with<const N: usize>(
+        &self,
+        flags: Flags,
+        init: impl FnMut(usize) -> T,
+    ) -> Result<ObjBatch<'_, T, N>> {
+        Ok(self.alloc_bulk::<N>(flags)?.init_with(init))
+    }
+}
+
 impl<'c, T, const N: usize> ObjBatch<'c, T, N> {
     /// Creates an empty batch for objects of `cache`.
     #[inline]

@@ -26,7 +26,7 @@
 //!
 //! | operation | context |
 //! |---|---|
-//! | [`KmemCache::new`], dropping a [`KmemCache`], [`Cache::objects_in_use`] | process, may sleep |
+//! | [`KmemCache::new`], dropping a [`KmemCache`] | process, may sleep |
 //! | single allocation ([`Cache::alloc`], [`Cache::alloc_uninit`]) | whatever the GFP flags allow: `GFP_KERNEL` may sleep, `GFP_ATOMIC`/`GFP_NOWAIT` do not |
 //! | dropping an [`Obj`] | any but NMI (`kmem_cache_free` is not NMI-safe) |
 //! | bulk allocation ([`Cache::alloc_bulk`], [`ObjBatch::alloc`], ...) | as the GFP flags allow, and IRQs enabled |

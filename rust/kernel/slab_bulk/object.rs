@@ -3,7 +3,9 @@
 //! [`Obj`]: one object of a slab cache, owned, freed to its own cache when dropped.
 
 use super::cache::Cache;
+use crate::alloc::Flags;
 use crate::bindings;
+use crate::error::{code::*, Result};
 use core::ffi::c_void;
 use core::fmt;
 use core::marker::PhantomData;
@@ -37,6 +39,29 @@ pub struct Obj<'c, T> {
 unsafe impl<T: Send> Send for Obj<'_, T> {}
 // SAFETY: `&Obj` only gives `&T`.
 unsafe impl<T: Sync> Sync for Obj<'_, T> {}
+
+/// The constructors of [`Obj`]: single allocations from a cache.
+impl<T> Cache<T> {
+    /// Allocates one object and moves `value` into it.
+    ///
+    /// Returns `ENOMEM` if the allocator has no memory for `flags`; `value` is dropped then.
+    #[inline]
+    pub fn alloc(&self, value: T, flags: Flags) -> Result<Obj<'_, T>> {
+        Ok(self.alloc_uninit(flags)?.write(value))
+    }
+
+    /// Allocates one uninitialised object; [`Obj::write`] initialises it.
+    #[inline]
+    pub fn alloc_uninit(&self, flags: Flags) -> Result<Obj<'_, MaybeUninit<T>>> {
+        let cache = self.uninit();
+        // SAFETY: `as_raw` is a live cache (type invariant); `kmem_cache_alloc_noprof` may be
+        // called in any context that `flags` allows, which is the caller's contract.
+        let ptr = unsafe { bindings::kmem_cache_alloc_noprof(cache.as_raw(), flags.as_raw()) };
+        let ptr = NonNull::new(ptr.cast::<MaybeUninit<T>>()).ok_or(ENOMEM)?;
+        // SAFETY: `ptr` is a new object of `cache`, owned by nobody else.
+        Ok(unsafe { Obj::from_raw(cache, ptr) })
+    }
+}
 
 impl<'c, T> Obj<'c, T> {
     /// Takes ownership of a raw object.
