@@ -21,7 +21,7 @@
 //!   (`Full`, `Empty`, `TooLarge`) exactly when due; items dropped once, also when the queue or a
 //!   batch is dropped with items in it, one of which may panic.
 //!
-//! Size: `FUZZ_CASES` executions per test (default 256, 8 under Miri); `FUZZ_SEED` (a number,
+//! Size: `FUZZ_CASES` executions per test (default 256, 4 under Miri); `FUZZ_SEED` (a number,
 //! printed by every run) fixes the programs; `FUZZ_PRINT=1` prints each program before it runs,
 //! for a failure that kills the process (a double free that glibc catches) rather than
 //! panicking (which proptest shrinks and prints). `make fuzz` runs 10^7 executions in all; see
@@ -959,7 +959,7 @@ fn queue_program(epochs: &[(u8, u32, Vec<[u8; 3]>)]) {
 fn cases() -> u32 {
     std::env::var("FUZZ_CASES")
         .map(|v| v.parse().expect("FUZZ_CASES"))
-        .unwrap_or(if cfg!(miri) { 8 } else { 256 })
+        .unwrap_or(if cfg!(miri) { 4 } else { 256 })
 }
 
 fn runner() -> TestRunner {
