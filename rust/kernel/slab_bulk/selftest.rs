@@ -87,8 +87,11 @@ impl Drop for Counted<'_> {
 /// (the check fails without it), and process context: it may sleep.
 fn in_use<T>(cache: &Cache<T>) -> usize {
     #[cfg(CONFIG_SLUB_DEBUG)]
-    // SAFETY: `cache` is a live cache.
-    return unsafe { crate::bindings::kmem_cache_objects_in_use(cache.as_raw()) as usize };
+    {
+        // SAFETY: `cache` is a live cache.
+        let n = unsafe { crate::bindings::kmem_cache_objects_in_use(cache.as_raw()) };
+        n as usize
+    }
     #[cfg(not(CONFIG_SLUB_DEBUG))]
     {
         let _ = cache;
