@@ -13,11 +13,11 @@ CACHE_DIR ?= $(or $(XDG_CACHE_HOME),$(HOME)/.cache)/rfl-bulk
 KERNELS ?= 6.12 7.3
 export CACHE_DIR KDIR LLVM KERNELS
 
-.PHONY: help toolchain tree kernel test bench bench-userspace check clean distclean
+.PHONY: help toolchain tree kernel test bench bench-userspace miri fuzz check clean distclean
 
 help:
 	@sed -n '3,10p' Makefile | sed 's/^# \{0,1\}//'
-	@echo "Other targets: toolchain tree kernel bench-userspace check clean distclean"
+	@echo "Other targets: toolchain tree kernel bench-userspace miri fuzz check clean distclean"
 
 ## The Debian 13 root with rustc 1.85, bindgen, LLVM 19, linux-source-6.12 and -7.3, QEMU 10.
 toolchain:
@@ -45,6 +45,17 @@ bench-userspace:
 	cargo bench -p alf_queue --bench queues
 	mkdir -p results
 	python3 rust/alf_queue/benches/report.py --spread | tee results/alf_queue-userspace.md
+
+## The userspace tests under Miri (nightly toolchain, host only; a few minutes).
+miri:
+	scripts/miri.sh
+
+## The model-based fuzzer of the twin: FUZZ_CASES programs for each of its 3 targets, 10^7 in
+## all by default (about 20 minutes on 2 cores). See docs/fuzzing.md.
+FUZZ_CASES ?= 3400000
+fuzz:
+	FUZZ_CASES=$(FUZZ_CASES) nice -n 10 cargo test --release -p kernel --test model_fuzz -- \
+		--nocapture --test-threads=2
 
 ## rustfmt, clippy (userspace and the kernel build with CLIPPY=1), checkpatch on the C.
 check: tree

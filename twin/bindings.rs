@@ -4,8 +4,9 @@
 //! userspace.
 //!
 //! The slab functions are a real slab allocator with SLUB's semantics, not a mock:
-//! - objects are carved from "slabs" of `PAGE_SIZE << order` bytes, the order and the objects
-//!   per slab chosen as SLUB's `calculate_order` does (`slub_max_order` 3, 8 objects wanted);
+//! - objects are carved from "slabs" of `PAGE_SIZE << order` bytes, naturally aligned as the
+//!   buddy allocator's pages are, the order and the objects per slab chosen as SLUB's
+//!   `calculate_order` does (`slub_max_order` 3, 8 objects wanted);
 //! - `kmem_cache_alloc_bulk` is all or nothing: on a failure at object `i` it frees the `i`
 //!   objects it got and returns 0;
 //! - `kmem_cache_free_bulk` walks the array from the end (as `build_detached_freelist` does),
@@ -43,20 +44,15 @@ pub type slab_flags_t = c_uint;
 pub const __GFP_HIGH: gfp_t = 1 << 0;
 pub const __GFP_IO: gfp_t = 1 << 1;
 pub const __GFP_FS: gfp_t = 1 << 2;
-pub const __GFP_ZERO: gfp_t = 1 << 3;
 pub const __GFP_DIRECT_RECLAIM: gfp_t = 1 << 4;
 pub const __GFP_KSWAPD_RECLAIM: gfp_t = 1 << 5;
 pub const __GFP_NOWARN: gfp_t = 1 << 6;
 pub const __GFP_NOFAIL: gfp_t = 1 << 7;
-pub const __GFP_HIGHMEM: gfp_t = 1 << 8;
-pub const __GFP_ACCOUNT: gfp_t = 1 << 9;
 pub const GFP_KERNEL: gfp_t = __GFP_DIRECT_RECLAIM | __GFP_KSWAPD_RECLAIM | __GFP_IO | __GFP_FS;
-pub const GFP_KERNEL_ACCOUNT: gfp_t = GFP_KERNEL | __GFP_ACCOUNT;
 pub const GFP_ATOMIC: gfp_t = __GFP_HIGH | __GFP_KSWAPD_RECLAIM;
 pub const GFP_NOWAIT: gfp_t = __GFP_KSWAPD_RECLAIM | __GFP_NOWARN;
 
 // SLAB_* flags, in the order of the kernel's `enum _slab_flag_bits`.
-pub const SLAB_CONSISTENCY_CHECKS: slab_flags_t = 1 << 0;
 pub const SLAB_RED_ZONE: slab_flags_t = 1 << 1;
 pub const SLAB_POISON: slab_flags_t = 1 << 2;
 pub const SLAB_HWCACHE_ALIGN: slab_flags_t = 1 << 4;
@@ -199,10 +195,6 @@ impl kmem_cache {
         }
         let obj = st.free.pop()?;
         st.live.insert(obj);
-        if flags & __GFP_ZERO != 0 {
-            // SAFETY: `obj` is a whole object of `stride` bytes inside a live slab.
-            unsafe { core::ptr::write_bytes(obj as *mut u8, 0, self.stride) };
-        }
         Some(obj)
     }
 
@@ -216,7 +208,10 @@ impl kmem_cache {
         } else {
             return None;
         };
-        let layout = Layout::from_size_align(PAGE_SIZE << order, PAGE_SIZE).ok()?;
+        // Naturally aligned, as the buddy allocator's pages of an order are: objects of an
+        // alignment up to the slab's size are then aligned (`stride` is a multiple of it).
+        let bytes = PAGE_SIZE << order;
+        let layout = Layout::from_size_align(bytes, bytes).ok()?;
         // SAFETY: `layout` has a non-zero size.
         let base = unsafe { std::alloc::alloc(layout) } as usize;
         if base == 0 {

@@ -9,13 +9,6 @@ use core::fmt;
 #[derive(Clone, Copy, PartialEq, Eq)]
 pub struct Error(i32);
 
-impl Error {
-    /// Returns the (negative) errno.
-    pub fn to_errno(self) -> i32 {
-        self.0
-    }
-}
-
 /// The error codes the shared code uses.
 pub mod code {
     use super::Error;
@@ -24,8 +17,6 @@ pub mod code {
     pub const EINVAL: Error = Error(-22);
     /// Out of memory.
     pub const ENOMEM: Error = Error(-12);
-    /// Device or resource busy.
-    pub const EBUSY: Error = Error(-16);
 }
 
 impl fmt::Debug for Error {
@@ -33,7 +24,6 @@ impl fmt::Debug for Error {
         match *self {
             code::EINVAL => f.write_str("EINVAL"),
             code::ENOMEM => f.write_str("ENOMEM"),
-            code::EBUSY => f.write_str("EBUSY"),
             Error(e) => write!(f, "Error({e})"),
         }
     }

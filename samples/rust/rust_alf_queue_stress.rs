@@ -52,6 +52,7 @@
 //!   them.
 
 use core::ffi::{c_int, c_uint, c_void};
+use core::marker::PhantomData;
 use core::ptr;
 use core::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 use kernel::alf_queue::{Batch, Error as QueueError, MpmcQueue, SpscQueue};
@@ -97,22 +98,43 @@ type Item = u64;
 type ItemBatch = Batch<Item, MAX_BULK>;
 
 /// Disables preemption for as long as it lives.
-struct NoPreempt;
+///
+/// # Invariants
+///
+/// Preemption is disabled on the current CPU from `new` until `drop`, which runs on the same
+/// thread: the guard is `!Send` (as the kernel's lock guards are) and is never held across a
+/// sleep.
+struct NoPreempt {
+    _not_send: PhantomData<*mut ()>,
+}
+
+// `NoPreempt` must not be `Send`: this is ambiguous, so fails to compile, if it is.
+const _: fn() = || {
+    trait AmbiguousIfSend<A> {
+        fn some_item() {}
+    }
+    impl<T: ?Sized> AmbiguousIfSend<()> for T {}
+    impl<T: ?Sized + Send> AmbiguousIfSend<u8> for T {}
+    let _ = <NoPreempt as AmbiguousIfSend<_>>::some_item;
+};
 
 impl NoPreempt {
     #[inline]
     fn new() -> Self {
         // SAFETY: Always allowed; the matching `preempt_enable()` is in `drop`.
         unsafe { bindings::preempt_disable() };
-        NoPreempt
+        // INVARIANT: preemption was just disabled, on this thread.
+        NoPreempt {
+            _not_send: PhantomData,
+        }
     }
 }
 
 impl Drop for NoPreempt {
     #[inline]
     fn drop(&mut self) {
-        // SAFETY: Matches the `preempt_disable()` of `new`, on the same thread (the guard is
-        // neither `Send` nor kept across a sleep).
+        // SAFETY: Matches the `preempt_disable()` of `new`, on the same thread (type invariant:
+        // the guard is `!Send` and not kept across a sleep).
         unsafe { bindings::preempt_enable() };
     }
 }

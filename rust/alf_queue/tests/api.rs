@@ -667,7 +667,7 @@ impl<const N: usize> TestQueue for SpscQueue<u32, N> {
 }
 
 /// Operations per model run: small enough for an unoptimised `cargo test`.
-const MODEL_OPS: usize = 20_000;
+const MODEL_OPS: usize = if cfg!(miri) { 200 } else { 20_000 };
 
 #[test]
 fn model_mpmc_wraps() {

@@ -90,12 +90,8 @@ pub(crate) use selftests;
 type Small<'c, T> = QMemPool<'c, T, 16, 32, 8>;
 type SmallObj<'p, T> = PoolObj<'p, T, 16, 32, 8>;
 
-/// The objects of `cache` in use (the test caches are `NO_MERGE`: the count is theirs alone).
-fn in_use<T>(cache: &Cache<T>) -> usize {
-    let n = cache.objects_in_use();
-    check!(n.is_some());
-    n.unwrap_or(0)
-}
+// The objects of a cache in use (the test caches are `NO_MERGE`: the count is theirs alone).
+use crate::slab_bulk::selftest::in_use;
 
 /// The free objects `pool` holds, in all its queues.
 fn held<T, const L: usize, const S: usize, const B: usize>(

@@ -10,6 +10,7 @@ use crate::bindings;
 use crate::error::{code::*, Result};
 use core::ffi::c_void;
 use core::mem::{self, ManuallyDrop, MaybeUninit};
+use core::ops::Range;
 use core::ptr::{self, NonNull};
 
 /// Up to `N` objects of the cache `'c`, owned together, allocated with one
@@ -63,6 +64,36 @@ pub struct ObjBatch<'c, T, const N: usize> {
 unsafe impl<T: Send, const N: usize> Send for ObjBatch<'_, T, N> {}
 // SAFETY: `&ObjBatch` only gives `&T`.
 unsafe impl<T: Sync, const N: usize> Sync for ObjBatch<'_, T, N> {}
+
+/// The constructors of full [`ObjBatch`]es: bulk allocations from a cache.
+impl<T> Cache<T> {
+    /// Allocates exactly `N` uninitialised objects in one bulk call.
+    ///
+    /// All or nothing: on failure nothing is kept and the error is `ENOMEM`. `N` must be at
+    /// least 1, which is checked when the function is compiled. IRQs must be enabled.
+    #[inline]
+    pub fn alloc_bulk<const N: usize>(
+        &self,
+        flags: Flags,
+    ) -> Result<ObjBatch<'_, MaybeUninit<T>, N>> {
+        const { assert!(N > 0, "a bulk allocation needs at least one object") };
+        let mut batch = ObjBatch::new(self.uninit());
+        batch.alloc(N, flags)?;
+        Ok(batch)
+    }
+
+    /// Allocates exactly `N` objects in one bulk call, initialising object `i` to `init(i)`.
+    ///
+    /// All or nothing, as [`Cache::alloc_bulk`].
+    #[inline]
+    pub fn alloc_bulk_with<const N: usize>(
+        &self,
+        flags: Flags,
+        init: impl FnMut(usize) -> T,
+    ) -> Result<ObjBatch<'_, T, N>> {
+        Ok(self.alloc_bulk::<N>(flags)?.init_with(init))
+    }
+}
 
 impl<'c, T, const N: usize> ObjBatch<'c, T, N> {
     /// Creates an empty batch for objects of `cache`.
@@ -245,34 +276,29 @@ impl<'c, T, const N: usize> ObjBatch<'c, T, N> {
 
     /// Frees every object of the batch with one `kmem_cache_free_bulk`, leaving it empty.
     ///
-    /// Must be called with IRQs enabled.
+    /// Should a `T::drop` panic (in userspace; the kernel aborts), the other `T`s are still
+    /// dropped and every object is freed, once: the batch gives its objects up before it drops
+    /// any of them. Must be called with IRQs enabled.
     #[inline]
     pub fn free(&mut self) {
         let len = self.objs.len();
         if len == 0 {
             return;
         }
-        if mem::needs_drop::<T>() {
-            for p in self.ptrs() {
-                // SAFETY: Each object holds a valid `T` owned by the batch; it is dropped once,
-                // here, and the object is freed right after without being read again.
-                unsafe { ptr::drop_in_place(p.as_ptr()) };
-            }
-        }
-        // SAFETY: The batch gives up the objects, which are handed to the allocator below.
-        // INVARIANT: no object.
+        // SAFETY: The batch gives up its objects to the guard made below, before any `T` is
+        // dropped. INVARIANT: no object.
         unsafe { self.objs.set_len(0) };
-        assert_irqs_enabled();
-        // SAFETY: The first `len` entries are distinct live objects of `cache`, none NULL, no
-        // longer owned by the batch nor referenced (their `T`s are dropped). The callee may
-        // reorder and overwrite the array, which the batch no longer reads (length 0).
-        unsafe {
-            bindings::kmem_cache_free_bulk(
-                self.cache.as_raw(),
-                len,
-                self.objs.as_mut_ptr().cast::<*mut c_void>(),
-            )
+        // INVARIANT: the first `len` entries are the batch's objects, distinct, live, of `cache`,
+        // each holding a valid `T`, now owned by the guard alone.
+        let mut guard = FreeGuard {
+            cache: self.cache.as_raw(),
+            objs: self.objs.as_mut_ptr(),
+            len,
+            valid: 0..len,
         };
+        // A panicking `T::drop` unwinds through `guard`, which drops the rest and frees all.
+        guard.drop_values();
+        drop(guard);
     }
 
     /// Reinterprets the batch for another object type of the same layout.
@@ -327,22 +353,104 @@ impl<'c, T, const N: usize> ObjBatch<'c, T, N> {
 
     /// Allocates `n` objects in one bulk call, initialises the `i`-th new one to `init(i)` and
     /// appends them. Errors as [`ObjBatch::alloc`].
+    ///
+    /// All or nothing also if `init` panics (in userspace): the values made so far are dropped,
+    /// the `n` new objects freed, and the batch is left as it was.
     #[inline]
-    pub fn alloc_with(
-        &mut self,
-        n: usize,
-        flags: Flags,
-        mut init: impl FnMut(usize) -> T,
-    ) -> Result {
+    pub fn alloc_with(&mut self, n: usize, flags: Flags, init: impl FnMut(usize) -> T) -> Result {
         let len = self.alloc_uncounted(n, flags)?;
-        for (i, slot) in self.objs.spare_capacity_mut()[..n].iter().enumerate() {
-            // SAFETY: `alloc_uncounted` made `slot` a live object, valid for a write of `T`.
-            unsafe { slot.assume_init().as_ptr().write(init(i)) };
-        }
+        // SAFETY: `len < N`: `alloc_uncounted` checked that `n > 0` entries are free.
+        let new = unsafe { self.objs.as_mut_ptr().add(len) };
+        // SAFETY: `alloc_uncounted` made entries `len..len + n` distinct live objects of `cache`
+        // with uninitialised contents, owned by nobody.
+        unsafe { init_objects(self.cache.as_raw(), new, n, init) };
         // SAFETY: `n` new distinct live objects of `cache`, each holding a valid `T`, and
-        // `len + n <= N`. Should `init` panic, they are not counted and leak, which is safe.
+        // `len + n <= N`.
         unsafe { self.objs.set_len(len + n) };
         Ok(())
+    }
+}
+
+/// Writes `init(i)` into the `i`-th of the `n` objects at `objs`.
+///
+/// Should `init` panic, the values written so far are dropped and the `n` objects freed in
+/// bulk: nothing leaks, nothing is left to the caller.
+///
+/// # Safety
+///
+/// `objs[..n]` must be distinct live objects of `cache`, large enough for a `T` and owned by
+/// the caller, who owns them with a valid `T` in each when this returns and has given them up
+/// if it unwinds.
+#[inline]
+unsafe fn init_objects<T>(
+    cache: *mut bindings::kmem_cache,
+    objs: *mut NonNull<T>,
+    n: usize,
+    mut init: impl FnMut(usize) -> T,
+) {
+    // INVARIANT: the caller's objects, none holding a `T` yet.
+    let mut guard = FreeGuard {
+        cache,
+        objs,
+        len: n,
+        valid: 0..0,
+    };
+    for i in 0..n {
+        let value = init(i);
+        // SAFETY: `objs[i]` is in bounds and a live object owned by the guard, valid for a write
+        // of `T`; it holds no value yet, so nothing is overwritten.
+        unsafe { (*objs.add(i)).as_ptr().write(value) };
+        // INVARIANT: objects `..=i` hold a valid `T`.
+        guard.valid.end = i + 1;
+    }
+    // The objects, initialised, go back to the caller.
+    mem::forget(guard);
+}
+
+/// The drop guard of the paths that drop `T`s or run init closures over objects that no batch
+/// owns meanwhile: dropping it drops the `T`s still held in `valid`, then frees all `len`
+/// objects with one `kmem_cache_free_bulk`.
+///
+/// A `T::drop` or an init closure that panics (which only userspace builds can unwind through)
+/// thus leaves every `T` dropped once and every object freed once, as the drop glue of a slice
+/// does for its elements; a second panic while unwinding aborts, there as here.
+///
+/// # Invariants
+///
+/// `objs[..len]` are distinct live objects of `cache`, owned by the guard; those in `valid`
+/// hold a valid `T`, the others none.
+struct FreeGuard<T> {
+    cache: *mut bindings::kmem_cache,
+    objs: *mut NonNull<T>,
+    len: usize,
+    valid: Range<usize>,
+}
+
+impl<T> FreeGuard<T> {
+    /// Drops the `T`s still held, in order.
+    #[inline]
+    fn drop_values(&mut self) {
+        if !mem::needs_drop::<T>() {
+            return;
+        }
+        for i in self.valid.by_ref() {
+            // SAFETY: `objs[i]` is in bounds and held a valid `T`, which the guard no longer
+            // counts (`valid` moved past `i`) and which is dropped exactly once, here: should
+            // its drop panic, the guard's own drop goes on with the next one.
+            unsafe { ptr::drop_in_place((*self.objs.add(i)).as_ptr()) };
+        }
+    }
+}
+
+impl<T> Drop for FreeGuard<T> {
+    #[inline]
+    fn drop(&mut self) {
+        self.drop_values();
+        assert_irqs_enabled();
+        // SAFETY: `objs[..len]` are distinct live objects of `cache`, none NULL, owned by the
+        // guard and holding no `T` any more (type invariant, `valid` is empty). The callee may
+        // reorder and overwrite the array; the guard's owner no longer reads those entries.
+        unsafe { bindings::kmem_cache_free_bulk(self.cache, self.len, self.objs.cast()) };
     }
 }
 
@@ -362,15 +470,28 @@ impl<'c, T, const N: usize> ObjBatch<'c, MaybeUninit<T>, N> {
     }
 
     /// Initialises every object, object `i` to `init(i)`, and returns the initialised batch.
+    ///
+    /// Should `init` panic (in userspace), the values made so far are dropped and every object
+    /// is freed.
     #[inline]
-    pub fn init_with(self, mut init: impl FnMut(usize) -> T) -> ObjBatch<'c, T, N> {
-        for (i, p) in self.ptrs().iter().enumerate() {
-            // SAFETY: `p` is a live object owned by the batch, valid for a write of `T`.
-            unsafe { p.as_ptr().cast::<T>().write(init(i)) };
-        }
+    pub fn init_with(self, init: impl FnMut(usize) -> T) -> ObjBatch<'c, T, N> {
+        // The batch is not dropped: `init_objects` owns its objects until they are initialised,
+        // and frees them should `init` panic.
+        let mut this = ManuallyDrop::new(self);
+        let len = this.len();
+        // SAFETY: The batch's `len` objects are distinct live objects of `cache`, large enough
+        // for a `T` (the same layout as `MaybeUninit<T>`), handed over (`this` is not dropped).
+        unsafe {
+            init_objects(
+                this.cache.as_raw(),
+                this.objs.as_mut_ptr().cast(),
+                len,
+                init,
+            )
+        };
         // SAFETY: Every object now holds a valid `T`; `Cache<T>` and `Cache<MaybeUninit<T>>`
-        // are the same C cache. If `init` panics, the batch frees the objects uninitialised.
-        unsafe { self.cast() }
+        // are the same C cache.
+        unsafe { ManuallyDrop::into_inner(this).cast() }
     }
 }
 

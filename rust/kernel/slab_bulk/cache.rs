@@ -2,9 +2,6 @@
 
 //! Typed slab caches: [`KmemCache`] owns one, [`Cache`] is what its objects refer to.
 
-use super::batch::ObjBatch;
-use super::object::Obj;
-use crate::alloc::Flags;
 use crate::bindings;
 use crate::error::{code::*, Result};
 use crate::types::Opaque;
@@ -66,6 +63,13 @@ impl BitOr for CacheFlags {
 /// for its cache, and passing the cache to C costs nothing. Caches are owned by a [`KmemCache`]
 /// (which dereferences to `Cache`), or by C code, see [`Cache::from_raw`].
 ///
+/// Objects are allocated with [`Cache::alloc`] and [`Cache::alloc_uninit`] (in `object.rs`,
+/// beside [`Obj`]), batches with [`Cache::alloc_bulk`] and [`Cache::alloc_bulk_with`] (in
+/// `batch.rs`, beside [`ObjBatch`]).
+///
+/// [`Obj`]: super::Obj
+/// [`ObjBatch`]: super::ObjBatch
+///
 /// # Invariants
 ///
 /// `raw` is a live `struct kmem_cache` whose objects are at least as large and as aligned as `T`.
@@ -108,71 +112,6 @@ impl<T> Cache<T> {
         // SAFETY: `MaybeUninit<T>` has the size and alignment of `T`, so the invariant holds for
         // the same C cache; both types are `repr(transparent)` over the same C struct.
         unsafe { Cache::from_raw(self.as_raw()) }
-    }
-
-    /// Allocates one object and moves `value` into it.
-    ///
-    /// Returns `ENOMEM` if the allocator has no memory for `flags`; `value` is dropped then.
-    #[inline]
-    pub fn alloc(&self, value: T, flags: Flags) -> Result<Obj<'_, T>> {
-        Ok(self.alloc_uninit(flags)?.write(value))
-    }
-
-    /// Allocates one uninitialised object; [`Obj::write`] initialises it.
-    #[inline]
-    pub fn alloc_uninit(&self, flags: Flags) -> Result<Obj<'_, MaybeUninit<T>>> {
-        let cache = self.uninit();
-        // SAFETY: `as_raw` is a live cache (type invariant); `kmem_cache_alloc_noprof` may be
-        // called in any context that `flags` allows, which is the caller's contract.
-        let ptr = unsafe { bindings::kmem_cache_alloc_noprof(cache.as_raw(), flags.as_raw()) };
-        let ptr = NonNull::new(ptr.cast::<MaybeUninit<T>>()).ok_or(ENOMEM)?;
-        // SAFETY: `ptr` is a new object of `cache`, owned by nobody else.
-        Ok(unsafe { Obj::from_raw(cache, ptr) })
-    }
-
-    /// Allocates exactly `N` uninitialised objects in one bulk call.
-    ///
-    /// All or nothing: on failure nothing is kept and the error is `ENOMEM`. `N` must be at
-    /// least 1, which is checked when the function is compiled. IRQs must be enabled.
-    #[inline]
-    pub fn alloc_bulk<const N: usize>(
-        &self,
-        flags: Flags,
-    ) -> Result<ObjBatch<'_, MaybeUninit<T>, N>> {
-        const { assert!(N > 0, "a bulk allocation needs at least one object") };
-        let mut batch = ObjBatch::new(self.uninit());
-        batch.alloc(N, flags)?;
-        Ok(batch)
-    }
-
-    /// Allocates exactly `N` objects in one bulk call, initialising object `i` to `init(i)`.
-    ///
-    /// All or nothing, as [`Cache::alloc_bulk`].
-    #[inline]
-    pub fn alloc_bulk_with<const N: usize>(
-        &self,
-        flags: Flags,
-        init: impl FnMut(usize) -> T,
-    ) -> Result<ObjBatch<'_, T, N>> {
-        Ok(self.alloc_bulk::<N>(flags)?.init_with(init))
-    }
-
-    /// Returns how many objects of this cache are allocated right now.
-    ///
-    /// Flushes the per-CPU slabs and releases empty slabs first (`kmem_cache_shrink`), which
-    /// makes the count exact; meant for tests that check for leaks. The slab allocator may merge
-    /// a cache with other caches of compatible size, and then counts their objects too: create
-    /// the cache with [`CacheFlags::NO_MERGE`] for a count of its own. Returns [`None`] when the
-    /// kernel keeps no counts (`CONFIG_SLUB_DEBUG` unset). Process context only: it may sleep.
-    pub fn objects_in_use(&self) -> Option<usize> {
-        #[cfg(CONFIG_SLUB_DEBUG)]
-        {
-            // SAFETY: `as_raw` is a live cache (type invariant).
-            let n = unsafe { bindings::kmem_cache_objects_in_use(self.as_raw()) };
-            Some(n as usize)
-        }
-        #[cfg(not(CONFIG_SLUB_DEBUG))]
-        None
     }
 }
 

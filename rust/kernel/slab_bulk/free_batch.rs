@@ -20,6 +20,10 @@ use core::ptr;
 /// Context: [`FreeBatch::add`], [`FreeBatch::flush`] and drop may free in bulk, which needs IRQs
 /// enabled.
 ///
+/// Should a `T::drop` panic while the batch frees (in userspace; the kernel aborts), every
+/// gathered object is still dropped and freed once, and the batch is empty afterwards (see
+/// [`ObjBatch::free`]).
+///
 /// # Invariants
 ///
 /// `batch` is never full between calls: a full batch is flushed before `add` returns.

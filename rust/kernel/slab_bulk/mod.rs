@@ -26,9 +26,9 @@
 //!
 //! | operation | context |
 //! |---|---|
-//! | [`KmemCache::new`], dropping a [`KmemCache`], [`Cache::objects_in_use`] | process, may sleep |
+//! | [`KmemCache::new`], dropping a [`KmemCache`] | process, may sleep |
 //! | single allocation ([`Cache::alloc`], [`Cache::alloc_uninit`]) | whatever the GFP flags allow: `GFP_KERNEL` may sleep, `GFP_ATOMIC`/`GFP_NOWAIT` do not |
-//! | dropping an [`Obj`] | any |
+//! | dropping an [`Obj`] | any but NMI (`kmem_cache_free` is not NMI-safe) |
 //! | bulk allocation ([`Cache::alloc_bulk`], [`ObjBatch::alloc`], ...) | as the GFP flags allow, and IRQs enabled |
 //! | bulk free ([`ObjBatch::free`], [`FreeBatch`], dropping an [`ObjBatch`]) | IRQs enabled |
 //!
@@ -52,7 +52,7 @@ mod kunit;
 #[cfg(all(CONFIG_RUST_SLAB_BULK_KUNIT_TEST, not(kernel_ge_7_0)))]
 #[path = "kunit_6_12.rs"]
 mod kunit;
-#[cfg(any(test, CONFIG_RUST_SLAB_BULK_KUNIT_TEST))]
+#[cfg(any(test, CONFIG_RUST_SLAB_BULK_KUNIT_TEST, CONFIG_RUST_QMEMPOOL_KUNIT_TEST))]
 pub(crate) mod selftest;
 
 pub use self::batch::ObjBatch;

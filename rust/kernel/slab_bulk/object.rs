@@ -3,10 +3,13 @@
 //! [`Obj`]: one object of a slab cache, owned, freed to its own cache when dropped.
 
 use super::cache::Cache;
+use crate::alloc::Flags;
 use crate::bindings;
+use crate::error::{code::*, Result};
+use core::ffi::c_void;
 use core::fmt;
 use core::marker::PhantomData;
-use core::mem::{ManuallyDrop, MaybeUninit};
+use core::mem::{self, ManuallyDrop, MaybeUninit};
 use core::ops::{Deref, DerefMut};
 use core::ptr::{self, NonNull};
 
@@ -36,6 +39,29 @@ pub struct Obj<'c, T> {
 unsafe impl<T: Send> Send for Obj<'_, T> {}
 // SAFETY: `&Obj` only gives `&T`.
 unsafe impl<T: Sync> Sync for Obj<'_, T> {}
+
+/// The constructors of [`Obj`]: single allocations from a cache.
+impl<T> Cache<T> {
+    /// Allocates one object and moves `value` into it.
+    ///
+    /// Returns `ENOMEM` if the allocator has no memory for `flags`; `value` is dropped then.
+    #[inline]
+    pub fn alloc(&self, value: T, flags: Flags) -> Result<Obj<'_, T>> {
+        Ok(self.alloc_uninit(flags)?.write(value))
+    }
+
+    /// Allocates one uninitialised object; [`Obj::write`] initialises it.
+    #[inline]
+    pub fn alloc_uninit(&self, flags: Flags) -> Result<Obj<'_, MaybeUninit<T>>> {
+        let cache = self.uninit();
+        // SAFETY: `as_raw` is a live cache (type invariant); `kmem_cache_alloc_noprof` may be
+        // called in any context that `flags` allows, which is the caller's contract.
+        let ptr = unsafe { bindings::kmem_cache_alloc_noprof(cache.as_raw(), flags.as_raw()) };
+        let ptr = NonNull::new(ptr.cast::<MaybeUninit<T>>()).ok_or(ENOMEM)?;
+        // SAFETY: `ptr` is a new object of `cache`, owned by nobody else.
+        Ok(unsafe { Obj::from_raw(cache, ptr) })
+    }
+}
 
 impl<'c, T> Obj<'c, T> {
     /// Takes ownership of a raw object.
@@ -67,11 +93,19 @@ impl<'c, T> Obj<'c, T> {
     }
 
     /// Drops the value and returns the object's memory as an uninitialised object.
+    ///
+    /// Should `T::drop` panic (in userspace), the object is freed.
     #[inline]
     pub fn drop_contents(self) -> Obj<'c, MaybeUninit<T>> {
         let this = ManuallyDrop::new(self);
+        let free = FreeOnDrop {
+            cache: this.cache.as_raw(),
+            obj: this.ptr.as_ptr().cast(),
+        };
         // SAFETY: `ptr` holds a valid `T` (type invariant) that nobody uses after this.
         unsafe { ptr::drop_in_place(this.ptr.as_ptr()) };
+        // The object lives on, uninitialised.
+        mem::forget(free);
         // SAFETY: The object is still live and owned; `MaybeUninit<T>` accepts any content.
         unsafe { Obj::from_raw(this.cache.uninit(), this.ptr.cast()) }
     }
@@ -141,9 +175,34 @@ impl<T: fmt::Debug> fmt::Debug for Obj<'_, T> {
 impl<T> Drop for Obj<'_, T> {
     #[inline]
     fn drop(&mut self) {
+        // INVARIANT: `ptr` is a live object of `cache` (type invariant), handed to the guard,
+        // which frees it after the `T` is dropped, also should `T::drop` panic (in userspace).
+        let _free = FreeOnDrop {
+            cache: self.cache.as_raw(),
+            obj: self.ptr.as_ptr().cast(),
+        };
         // SAFETY: `ptr` holds a valid `T` owned by `self`, dropped exactly once, here.
         unsafe { ptr::drop_in_place(self.ptr.as_ptr()) };
-        // SAFETY: `ptr` is a live object of `cache` (type invariant), not used after this.
-        unsafe { bindings::kmem_cache_free(self.cache.as_raw(), self.ptr.as_ptr().cast()) };
+    }
+}
+
+/// Frees one object with `kmem_cache_free` when dropped: the drop guard that still frees an
+/// object whose `T::drop` panics, and the way [`Obj`]'s drop frees it otherwise.
+///
+/// # Invariants
+///
+/// `obj` is a live object of `cache`, owned by the guard and holding no value that needs a
+/// drop any more once the guard is dropped.
+struct FreeOnDrop {
+    cache: *mut bindings::kmem_cache,
+    obj: *mut c_void,
+}
+
+impl Drop for FreeOnDrop {
+    #[inline]
+    fn drop(&mut self) {
+        // SAFETY: `obj` is a live object of `cache` owned by the guard (type invariant), not
+        // used after this.
+        unsafe { bindings::kmem_cache_free(self.cache, self.obj) };
     }
 }
