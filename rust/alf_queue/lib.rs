@@ -116,8 +116,7 @@
 //! `EINVAL`, `ENOBUFS` and `ENOENT`. Nothing panics on bad input.
 
 mod batch;
-mod dequeue;
-mod enqueue;
+mod headtail;
 mod mpmc;
 mod ring;
 mod slots;

@@ -79,6 +79,18 @@ impl<T, const N: usize> Slots<T, N> {
         self.cells.get().cast::<T>()
     }
 
+    /// Returns the two straight runs of slots that indices `idx .. idx + n` occupy, for
+    /// `n <= N`: `(start, first)` for slots `start .. start + first` (up to the end of the
+    /// array), then slots `0 .. n - first` (from its start; empty unless the run wraps).
+    ///
+    /// `start + first <= N`, and `n - first <= start`, so the two runs do not overlap.
+    #[inline(always)]
+    fn runs(idx: u32, n: usize) -> (usize, usize) {
+        let start = idx as usize & Self::MASK;
+        let first = if n < N - start { n } else { N - start };
+        (start, first)
+    }
+
     /// Moves `item` into the slot of index `idx`.
     ///
     /// # Safety
@@ -117,15 +129,11 @@ impl<T, const N: usize> Slots<T, N> {
     ///   passes to the ring: the caller must neither use nor drop them afterwards.
     #[inline(always)]
     pub(crate) unsafe fn write(&self, idx: u32, src: *const T, n: usize) {
-        let start = idx as usize & Self::MASK;
-        let first = if n < N - start { n } else { N - start };
+        let (start, first) = Self::runs(idx, n);
         let base = self.base();
-        // SAFETY:
-        // - `start + first <= N`: the first run lies in slots `start .. start + first`.
-        // - `n - first <= start` (because `n <= N`): the wrapped run lies in slots
-        //   `0 .. n - first`, which do not overlap the first run.
-        // - Both runs are exactly the reserved slots, which are exclusive to us, and `src`
-        //   holds `n` readable items outside the ring (an empty second run is skipped).
+        // SAFETY: The two runs of `Slots::runs` are in bounds, disjoint, and exactly the
+        // reserved slots, which are exclusive to us; `src` holds `n` readable items outside
+        // the ring (an empty second run is skipped).
         unsafe {
             copy_items(src, base.add(start), first);
             if first < n {
@@ -145,11 +153,10 @@ impl<T, const N: usize> Slots<T, N> {
     ///   ownership passes to the caller, who must treat the slots as empty afterwards.
     #[inline(always)]
     pub(crate) unsafe fn read(&self, idx: u32, dst: *mut T, n: usize) {
-        let start = idx as usize & Self::MASK;
-        let first = if n < N - start { n } else { N - start };
+        let (start, first) = Self::runs(idx, n);
         let base = self.base();
-        // SAFETY: The two runs are the reserved, initialised slots, in bounds and disjoint as
-        // in `write`; `dst` has room for `n` items outside the ring.
+        // SAFETY: The two runs of `Slots::runs` are the reserved, initialised slots, in
+        // bounds and disjoint; `dst` has room for `n` items outside the ring.
         unsafe {
             copy_items(base.add(start), dst, first);
             if first < n {
@@ -167,10 +174,9 @@ impl<T, const N: usize> Slots<T, N> {
         if !core::mem::needs_drop::<T>() {
             return;
         }
-        let start = idx as usize & Self::MASK;
-        let first = if n < N - start { n } else { N - start };
+        let (start, first) = Self::runs(idx, n);
         let base = self.base();
-        // SAFETY: The runs are in bounds and disjoint as in `write`, and hold initialised
+        // SAFETY: The runs of `Slots::runs` are in bounds and disjoint, and hold initialised
         // items owned by nobody else, which we drop exactly once; the slots count as empty
         // afterwards.
         unsafe {
