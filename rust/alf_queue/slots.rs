@@ -167,22 +167,37 @@ impl<T, const N: usize> Slots<T, N> {
 
     /// Drops the `n` items in the slots starting at index `idx`.
     ///
+    /// If an item's `drop` panics, the others are still dropped while unwinding (as
+    /// `drop_in_place` does for a slice), in both runs.
+    ///
     /// # Safety
     ///
     /// `n <= N`, and those slots hold initialised items that nothing else will read or drop.
     pub(crate) unsafe fn drop_range(&mut self, idx: u32, n: usize) {
+        /// Drops a run of items when dropped: during unwinding too.
+        struct DropRun<T>(*mut [T]);
+        impl<T> Drop for DropRun<T> {
+            fn drop(&mut self) {
+                // SAFETY: The run holds initialised items owned by nobody else (see below),
+                // dropped exactly once, here.
+                unsafe { ptr::drop_in_place(self.0) };
+            }
+        }
+
         if !core::mem::needs_drop::<T>() {
             return;
         }
         let (start, first) = Self::runs(idx, n);
         let base = self.base();
-        // SAFETY: The runs of `Slots::runs` are in bounds and disjoint, and hold initialised
-        // items owned by nobody else, which we drop exactly once; the slots count as empty
-        // afterwards.
-        unsafe {
-            ptr::drop_in_place(ptr::slice_from_raw_parts_mut(base.add(start), first));
-            ptr::drop_in_place(ptr::slice_from_raw_parts_mut(base, n - first));
-        }
+        // The runs of `Slots::runs` are in bounds and disjoint, and hold initialised items
+        // owned by nobody else (caller); each guard drops its run exactly once, the wrapped
+        // one even if a drop in the first panics. The slots count as empty afterwards.
+        let _wrapped = DropRun(ptr::slice_from_raw_parts_mut(base, n - first));
+        drop(DropRun(ptr::slice_from_raw_parts_mut(
+            // SAFETY: `start < N`: in bounds.
+            unsafe { base.add(start) },
+            first,
+        )));
     }
 }
 
