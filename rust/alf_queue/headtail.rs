@@ -122,10 +122,19 @@ impl HeadTail {
             } else {
                 Ordering::Relaxed
             });
-            let mut available = capacity.wrapping_add(cached).wrapping_sub(head);
+            let available = capacity.wrapping_add(cached).wrapping_sub(head);
             // On a multi side a copy older than the tail behind the current head gives a
-            // "negative" (wrapped, larger than `size`) count: treat it as too few.
-            if available < n || (MULTI && available > size) {
+            // "negative" (wrapped, larger than `size`) count: treat it as too few. `available`
+            // is in `n ..= size` exactly when `available - n`, wrapping, is at most `size - n`:
+            // one comparison instead of two.
+            let short = if MULTI {
+                available.wrapping_sub(n) > size - n
+            } else {
+                available < n
+            };
+            // The copy shows room (items) for all `n`: the common case, without the clamp.
+            let mut k = n;
+            if short {
                 // A1: pairs with R0 of the other side's commit (its tail store in
                 // `update_tail`): the other side's accesses to the slots up to that tail
                 // happen before ours.
@@ -146,16 +155,16 @@ impl HeadTail {
                 // INVARIANT-USE: `head` is at most `capacity` ahead of the other tail that
                 // justified it, and A0 makes that tail no newer than `tail`: this is in
                 // `0 ..= size`.
-                available = capacity.wrapping_add(tail).wrapping_sub(head);
+                let available = capacity.wrapping_add(tail).wrapping_sub(head);
+                // The clamp: all or nothing, or as many as fit.
+                k = if n <= available {
+                    n
+                } else if FIXED {
+                    0
+                } else {
+                    available
+                };
             }
-            // The clamp: all or nothing, or as many as fit.
-            let k = if n <= available {
-                n
-            } else if FIXED {
-                0
-            } else {
-                available
-            };
             if !MULTI || k == 0 {
                 return (head, k);
             }

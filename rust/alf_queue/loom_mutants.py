@@ -39,7 +39,7 @@ A3 = "wait_for(&self.tail, head, Ordering::Acquire);"
 A0 = "let mut head = self.head.load(if MULTI {\n            Ordering::Acquire"
 C0 = "let cached = self.other_tail.load(if MULTI {\n                Ordering::Acquire"
 C1 = "if MULTI {\n                            Ordering::Release"
-STALE = "(MULTI && available > size)"
+STALE = "available.wrapping_sub(n) > size - n"
 AVAIL = "capacity.wrapping_add("
 MUTANTS = {}
 for side, other in (("prod", "cons"), ("cons", "prod")):
@@ -59,7 +59,7 @@ for side, other in (("prod", "cons"), ("cons", "prod")):
                        f"C0 of the multi-{side} reserve (cached {other}.tail load) Acquire -> Relaxed"),
         f"{side}_c1": (side, C1, C1.replace(REL, RLX),
                        f"C1 of the multi-{side} reserve (cached {other}.tail store) Release -> Relaxed"),
-        f"{side}_stale": (side, STALE, "false",
+        f"{side}_stale": (side, STALE, "available < n",
                           f"the multi-{side} check for a cached {other}.tail older than its head removed"),
         f"{side}_offbyone": (side, AVAIL, "1u32.wrapping_add(capacity).wrapping_add(",
                              f"the {side} count of available entries off by one"),

@@ -210,9 +210,6 @@ impl<T, const N: usize> Ring<T, N> {
         if K > N && len > N {
             return Err(Error::TooLarge);
         }
-        if len == 0 {
-            return Ok(0);
-        }
         // SAFETY: The caller's guarantee is the one `move_head` requires; `len <= N` fits a
         // `u32` because `N` does (`Ring::CAP`).
         let (head, k) = unsafe {
@@ -220,7 +217,13 @@ impl<T, const N: usize> Ring<T, N> {
                 .move_head::<MULTI, FIXED>(&self.cons.tail, Self::CAP, Self::CAP, len as u32)
         };
         if k == 0 {
-            return if FIXED { Err(Error::Full) } else { Ok(0) };
+            // An empty batch reserves nothing and writes nothing: it is tested here, off the
+            // path of a successful bulk.
+            return if FIXED && len != 0 {
+                Err(Error::Full)
+            } else {
+                Ok(0)
+            };
         }
         let k = k as usize;
         // SAFETY: `move_head` reserved the `k <= len <= N` empty slots from `head` to us, and
@@ -260,9 +263,6 @@ impl<T, const N: usize> Ring<T, N> {
         if n > K - len || (K > N && n > N) {
             return Err(Error::TooLarge);
         }
-        if n == 0 {
-            return Ok(0);
-        }
         // SAFETY: The caller's guarantee is the one `move_head` requires; `n <= N` fits a
         // `u32`.
         let (head, k) = unsafe {
@@ -270,7 +270,12 @@ impl<T, const N: usize> Ring<T, N> {
                 .move_head::<MULTI, FIXED>(&self.prod.tail, 0, Self::CAP, n as u32)
         };
         if k == 0 {
-            return if FIXED { Err(Error::Empty) } else { Ok(0) };
+            // `n == 0` is tested here, as in `enqueue_batch`.
+            return if FIXED && n != 0 {
+                Err(Error::Empty)
+            } else {
+                Ok(0)
+            };
         }
         let k = k as usize;
         // SAFETY: `move_head` reserved the `k <= n <= N` full slots from `head` to us; the

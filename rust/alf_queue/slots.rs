@@ -18,14 +18,16 @@ use core::mem::MaybeUninit;
 #[cfg(not(loom))]
 use core::{cell::UnsafeCell, ptr};
 
-/// Copies `n` items from `src` to `dst`, inline, four at a time.
+/// Copies `n` items from `src` to `dst`, inline: eight at a time, then four, two and one.
 ///
 /// A plain loop, or `ptr::copy_nonoverlapping` with a run-time length, becomes a call to
 /// `memcpy` (LLVM recognises the loop idiom), and for the bulks this queue moves (a few to a
 /// few dozen pointers) the call and its size dispatch cost more than the copy; the kernel's
-/// `memcpy` is out of line too. The compiler fence after each chunk is what stops the loop
-/// from being turned back into a `memcpy`; it emits no instruction. The C original unrolls its
-/// copy loop by four as well.
+/// `memcpy` is out of line too. The compiler fence after each chunk of eight is what stops the
+/// loop from being turned back into a `memcpy`; it emits no instruction. The fewer than eight
+/// items left over are copied by three tests of `n`'s low bits, as the C original's
+/// `switch (n & 3)` does for its four: a loop there would be unrolled by LLVM behind a set-up
+/// that costs a small bulk more than its copy.
 ///
 /// # Safety
 ///
@@ -35,17 +37,26 @@ use core::{cell::UnsafeCell, ptr};
 unsafe fn copy_items<T>(src: *const T, dst: *mut T, n: usize) {
     use core::sync::atomic::{compiler_fence, Ordering};
     let mut i = 0;
-    while i + 4 <= n {
-        // SAFETY: `i + 4 <= n`: inside both ranges, which do not overlap (caller).
-        unsafe { ptr::copy_nonoverlapping(src.add(i), dst.add(i), 4) };
+    while i + 8 <= n {
+        // SAFETY: `i + 8 <= n`: inside both ranges, which do not overlap (caller).
+        unsafe { ptr::copy_nonoverlapping(src.add(i), dst.add(i), 8) };
         compiler_fence(Ordering::SeqCst);
+        i += 8;
+    }
+    // Here `i == n & !7`.
+    if n & 4 != 0 {
+        // SAFETY: `i + 4 <= n`, as above.
+        unsafe { ptr::copy_nonoverlapping(src.add(i), dst.add(i), 4) };
         i += 4;
     }
-    while i < n {
-        // SAFETY: `i < n`, as above.
+    if n & 2 != 0 {
+        // SAFETY: `i + 2 <= n`, as above.
+        unsafe { ptr::copy_nonoverlapping(src.add(i), dst.add(i), 2) };
+        i += 2;
+    }
+    if n & 1 != 0 {
+        // SAFETY: `i + 1 == n`, as above.
         unsafe { ptr::copy_nonoverlapping(src.add(i), dst.add(i), 1) };
-        compiler_fence(Ordering::SeqCst);
-        i += 1;
     }
 }
 
@@ -129,15 +140,27 @@ impl<T, const N: usize> Slots<T, N> {
     ///   passes to the ring: the caller must neither use nor drop them afterwards.
     #[inline(always)]
     pub(crate) unsafe fn write(&self, idx: u32, src: *const T, n: usize) {
+        if n == 1 {
+            // A bulk of one, the smallest and a common one, costs what a single enqueue
+            // does: no test for the end of the array, no copy loop.
+            // SAFETY: Slot `idx` is reserved to us (caller), and `src` holds one item.
+            unsafe { self.write_one(idx, src.read()) };
+            return;
+        }
         let (start, first) = Self::runs(idx, n);
         let base = self.base();
-        // SAFETY: The two runs of `Slots::runs` are in bounds, disjoint, and exactly the
-        // reserved slots, which are exclusive to us; `src` holds `n` readable items outside
-        // the ring (an empty second run is skipped).
-        unsafe {
-            copy_items(src, base.add(start), first);
-            if first < n {
-                copy_items(src.add(first), base, n - first);
+        if first == n {
+            // SAFETY: One straight run, `start + n <= N` (`Slots::runs`): the reserved slots,
+            // exclusive to us; `src` holds `n` readable items outside the ring.
+            unsafe { copy_items(src, base.add(start), n) };
+        } else {
+            // The bulk reaches the end of the array: slot by slot through the mask, as the C
+            // original does. It happens once per `N / n` bulks, not worth the code of a
+            // second inline copy.
+            for i in 0..n {
+                // SAFETY: Slot `(idx + i) & MASK` is in bounds and one of the reserved slots
+                // (`i < n <= N`); `src.add(i)` is one of the `n` readable items.
+                unsafe { self.write_one(idx.wrapping_add(i as u32), src.add(i).read()) };
             }
         }
     }
@@ -153,14 +176,24 @@ impl<T, const N: usize> Slots<T, N> {
     ///   ownership passes to the caller, who must treat the slots as empty afterwards.
     #[inline(always)]
     pub(crate) unsafe fn read(&self, idx: u32, dst: *mut T, n: usize) {
+        if n == 1 {
+            // As in `write`.
+            // SAFETY: Slot `idx` is reserved to us and full (caller); `dst` has room for one.
+            unsafe { dst.write(self.read_one(idx)) };
+            return;
+        }
         let (start, first) = Self::runs(idx, n);
         let base = self.base();
-        // SAFETY: The two runs of `Slots::runs` are the reserved, initialised slots, in
-        // bounds and disjoint; `dst` has room for `n` items outside the ring.
-        unsafe {
-            copy_items(base.add(start), dst, first);
-            if first < n {
-                copy_items(base, dst.add(first), n - first);
+        if first == n {
+            // SAFETY: One straight run, `start + n <= N` (`Slots::runs`): the reserved,
+            // initialised slots; `dst` has room for `n` items outside the ring.
+            unsafe { copy_items(base.add(start), dst, n) };
+        } else {
+            // Wrapping: slot by slot, as in `write`.
+            for i in 0..n {
+                // SAFETY: Slot `(idx + i) & MASK` is one of the reserved, full slots
+                // (`i < n <= N`); `dst.add(i)` is inside the room for `n` items.
+                unsafe { dst.add(i).write(self.read_one(idx.wrapping_add(i as u32))) };
             }
         }
     }
