@@ -115,6 +115,11 @@
 //! an all-or-nothing request cannot be satisfied now. Kernel callers typically map them to
 //! `EINVAL`, `ENOBUFS` and `ENOENT`. Nothing panics on bad input.
 
+// Userspace builds with the `std` feature (the default) use `std::thread::yield_now` in the
+// MPMC commit wait; the kernel build never sets Cargo features.
+#[cfg(all(feature = "std", not(CONFIG_RUST)))]
+extern crate std;
+
 mod batch;
 mod headtail;
 mod mpmc;
