@@ -42,7 +42,8 @@ bench:
 bench-userspace:
 	cargo bench -p alf_queue --bench queues
 	mkdir -p results
-	python3 rust/alf_queue/benches/report.py --spread | tee results/alf_queue-userspace.md
+	python3 rust/alf_queue/benches/report.py --spread >results/alf_queue-userspace.md; \
+		rc=$$?; cat results/alf_queue-userspace.md; exit $$rc
 
 ## rustfmt, clippy (userspace and the kernel build with CLIPPY=1), checkpatch on the C.
 check: tree
