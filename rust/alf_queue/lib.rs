@@ -89,9 +89,13 @@
 //!   same reason.
 //! - **SPSC.** [`SpscQueue`] operations never wait for another thread. They are safe in any
 //!   context (task, softirq, hard IRQ, NMI) as long as the single-producer and
-//!   single-consumer condition holds, which with the `unsafe` `&self` methods includes "no
-//!   interrupt handler on this CPU runs the same side of the same queue while it is in
-//!   progress" (disable bottom halves or interrupts accordingly).
+//!   single-consumer condition holds. With the `unsafe` `&self` methods that condition is
+//!   "any two calls of one side are ordered by happens-before": calls from different threads
+//!   need a synchronisation between them (on a per-CPU queue with preemption or bottom halves
+//!   disabled, the scheduler's migration of a task provides it), calls that only do not
+//!   overlap in time are not enough, and no interrupt handler on this CPU may run the same side
+//!   of the same queue while a call is in progress (disable bottom halves or interrupts
+//!   accordingly).
 //! - **Userspace.** Under OS preemption correctness is unaffected: a descheduled thread that
 //!   has reserved only delays the others on its side (they spin, calling the CPU's pause hint,
 //!   until it is scheduled again), so MPMC progress is not lock-free in the strict sense. It is

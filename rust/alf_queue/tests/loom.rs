@@ -524,3 +524,69 @@ fn spsc_bulk() {
         calls > 1
     });
 }
+
+/// Two producer-side calls from different threads, one after the other in time but ordered only
+/// by a `Relaxed` flag: the second producer may read a `prod.head` from before the first one's
+/// commit and write the same slot. This is why the `unsafe` single-side methods require
+/// happens-before between calls of one side, not merely calls that do not overlap (issue 11,
+/// defect 4). Loom reports the race on the slot.
+#[test]
+#[should_panic(expected = "Causality violation")]
+fn spsc_relaxed_handoff_races() {
+    spsc_handoff(
+        std::sync::atomic::Ordering::Relaxed,
+        std::sync::atomic::Ordering::Relaxed,
+    );
+}
+
+/// The same hand-off with `Release` and `Acquire`, which orders the two calls by
+/// happens-before as the contract asks: no race, and both items arrive in order.
+#[test]
+fn spsc_release_acquire_handoff() {
+    spsc_handoff(
+        std::sync::atomic::Ordering::Release,
+        std::sync::atomic::Ordering::Acquire,
+    );
+}
+
+/// One producer-side call on each of two threads, the second waiting for a flag that the first
+/// sets with `set` after its call and the second reads with `get`.
+fn spsc_handoff(set: std::sync::atomic::Ordering, get: std::sync::atomic::Ordering) {
+    use loom::sync::atomic::AtomicBool;
+    let mut builder = loom::model::Builder::new();
+    if builder.preemption_bound.is_none() {
+        builder.preemption_bound = Some(DEFAULT_PREEMPTIONS);
+    }
+    builder.check(move || {
+        let q = Arc::new(SpscQueue::<Item, 2>::new());
+        let done = Arc::new(AtomicBool::new(false));
+        let first = {
+            let (q, done) = (q.clone(), done.clone());
+            thread::spawn(move || {
+                // SAFETY: The only producer-side call until `done` is set; the second thread's
+                // call waits for it (ordered by happens-before only if `set`/`get` make it so,
+                // which is what this test is about).
+                assert!(unsafe { q.enqueue(item(0)) }.is_ok());
+                done.store(true, set);
+            })
+        };
+        let second = {
+            let (q, done) = (q.clone(), done.clone());
+            thread::spawn(move || {
+                while !done.load(get) {
+                    thread::yield_now();
+                }
+                // SAFETY: See above: the first thread's call has returned.
+                assert!(unsafe { q.enqueue(item(1)) }.is_ok());
+            })
+        };
+        first.join().unwrap();
+        second.join().unwrap();
+        let mut got = Vec::new();
+        // SAFETY: Both producers have been joined; this thread is the only user.
+        while let Some(it) = unsafe { q.dequeue() } {
+            got.push(*it);
+        }
+        assert_eq!(got, [0, 1]);
+    });
+}
