@@ -5,7 +5,7 @@
 //!
 //! One thread, enqueue then dequeue: for each bulk size `n`, `n` elements go into a queue of
 //! [`RING`] slots and come out again, in a loop, seven ways, interleaved within each repetition
-//! (in the order of [`VARIANTS`], so that each C reference runs right after its Rust twin):
+//! (in the order of [`Variant::ALL`], so that each C reference runs right after its Rust twin):
 //!
 //! - `mpmc_single`, `spsc_single`: [`MpmcQueue`] or [`SpscQueue`], `n` single `enqueue` calls
 //!   then `n` single `dequeue` calls (the C original's "ALF-multi" loop);
@@ -85,16 +85,43 @@ module_param_string!(BULK, "bulk", 256, "1,2,4,8,16,32,64");
 module_param_uint!(ELEMS, "elems", 1 << 23);
 module_param_uint!(RUNS, "runs", 11);
 
-/// The seven ways, in the order each repetition runs them.
-const VARIANTS: [&str; 7] = [
-    "mpmc_single",
-    "mpmc_bulk",
-    "c_mpmc_bulk",
-    "spsc_single",
-    "spsc_bulk",
-    "c_spsc_bulk",
-    "ptr_ring",
-];
+/// The seven ways to move elements through a queue.
+#[derive(Clone, Copy)]
+enum Variant {
+    MpmcSingle,
+    MpmcBulk,
+    CMpmcBulk,
+    SpscSingle,
+    SpscBulk,
+    CSpscBulk,
+    PtrRing,
+}
+
+impl Variant {
+    /// Every variant, in the order each repetition runs them.
+    const ALL: [Self; 7] = [
+        Self::MpmcSingle,
+        Self::MpmcBulk,
+        Self::CMpmcBulk,
+        Self::SpscSingle,
+        Self::SpscBulk,
+        Self::CSpscBulk,
+        Self::PtrRing,
+    ];
+
+    /// The name in the result lines.
+    fn name(self) -> &'static str {
+        match self {
+            Self::MpmcSingle => "mpmc_single",
+            Self::MpmcBulk => "mpmc_bulk",
+            Self::CMpmcBulk => "c_mpmc_bulk",
+            Self::SpscSingle => "spsc_single",
+            Self::SpscBulk => "spsc_bulk",
+            Self::CSpscBulk => "c_spsc_bulk",
+            Self::PtrRing => "ptr_ring",
+        }
+    }
+}
 
 // The `ptr_ring` side and the C reference, in `rust_alf_queue_bench_ptr_ring.c`.
 extern "C" {
@@ -320,7 +347,7 @@ impl Setting {
     }
 
     /// Times `loops` round trips of `n` elements the way `variant` says.
-    fn measure(&mut self, variant: &str, n: usize, loops: usize) -> Result<bench::Run> {
+    fn measure(&mut self, variant: Variant, n: usize, loops: usize) -> Result<bench::Run> {
         let b = &mut *self.batch;
         b.clear();
         b.fill_from(self.items[..n].iter().copied());
@@ -336,12 +363,12 @@ impl Setting {
         // Two operations per element: one enqueue, one dequeue.
         let r = bench::time((2 * n * loops) as u64, || {
             moved = match variant {
-                "mpmc_single" => mpmc_single(mpmc, items, loops),
-                "mpmc_bulk" => mpmc_bulk(mpmc, b, n, loops),
+                Variant::MpmcSingle => mpmc_single(mpmc, items, loops),
+                Variant::MpmcBulk => mpmc_bulk(mpmc, b, n, loops),
                 // SAFETY: `c_mpmc` is live (type invariant of `CRing`), used by this thread
                 // alone, and empty after every complete run; `items` holds `n <= MAX_BULK < RING`
                 // pointers, and `bad` is a valid `c_ulong`.
-                "c_mpmc_bulk" => unsafe {
+                Variant::CMpmcBulk => unsafe {
                     rust_alf_queue_bench_cq_mpmc_run(
                         c_mpmc,
                         items.as_mut_ptr(),
@@ -350,11 +377,11 @@ impl Setting {
                         &mut bad,
                     ) as usize
                 },
-                "spsc_single" => spsc_single(spsc, items, loops),
-                "spsc_bulk" => spsc_bulk(spsc, b, n, loops),
+                Variant::SpscSingle => spsc_single(spsc, items, loops),
+                Variant::SpscBulk => spsc_bulk(spsc, b, n, loops),
                 // SAFETY: As for `c_mpmc_bulk`; `c_spsc` has one producer and one consumer,
                 // this thread.
-                "c_spsc_bulk" => unsafe {
+                Variant::CSpscBulk => unsafe {
                     rust_alf_queue_bench_cq_spsc_run(
                         c_spsc,
                         items.as_mut_ptr(),
@@ -365,7 +392,7 @@ impl Setting {
                 },
                 // SAFETY: `ring` is live (type invariant of `CRing`) and empty after every
                 // complete run; `items` holds `n <= MAX_BULK < RING` non-NULL pointers.
-                _ => unsafe {
+                Variant::PtrRing => unsafe {
                     rust_alf_queue_bench_ptr_ring_run(
                         ring,
                         items.as_mut_ptr(),
@@ -378,7 +405,7 @@ impl Setting {
         if moved != n * loops || bad != 0 {
             pr_err!(
                 "rust_alf_queue_bench: FAIL {} bulk={}: {} of {} elements moved, {} failed checks\n",
-                variant,
+                variant.name(),
                 n,
                 moved,
                 n * loops,
@@ -421,11 +448,11 @@ impl kernel::Module for AlfQueueBench {
             }
             let loops = (elems / n).max(1);
             for run in 0..=runs {
-                for variant in VARIANTS {
+                for variant in Variant::ALL {
                     let r = s.measure(variant, n, loops)?;
                     // Run 0 warms the caches up and is not reported.
                     if run > 0 {
-                        bench::report("alf_queue", variant, n, run, &r);
+                        bench::report("alf_queue", variant.name(), n, run, &r);
                     }
                 }
             }

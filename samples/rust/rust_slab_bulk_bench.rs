@@ -68,8 +68,34 @@ module_param_uint!(NOMERGE, "nomerge", 1);
 module_param_uint!(ATOMIC, "atomic", 1);
 module_param_uint!(FRESH, "fresh", 1);
 
-/// The four ways, in the order each repetition runs them.
-const VARIANTS: [&str; 4] = ["raw_single", "raw_bulk", "ours_single", "ours_bulk"];
+/// The four ways to allocate and free.
+#[derive(Clone, Copy)]
+enum Variant {
+    RawSingle,
+    RawBulk,
+    OursSingle,
+    OursBulk,
+}
+
+impl Variant {
+    /// Every variant, in the order each repetition runs them.
+    const ALL: [Self; 4] = [
+        Self::RawSingle,
+        Self::RawBulk,
+        Self::OursSingle,
+        Self::OursBulk,
+    ];
+
+    /// The name in the result lines.
+    fn name(self) -> &'static str {
+        match self {
+            Self::RawSingle => "raw_single",
+            Self::RawBulk => "raw_bulk",
+            Self::OursSingle => "ours_single",
+            Self::OursBulk => "ours_bulk",
+        }
+    }
+}
 
 struct SlabBulkBench;
 
@@ -170,7 +196,7 @@ fn measure(
     p: &Params,
     cache: &Cache<Object>,
     raw: &mut [*mut c_void; MAX_BULK],
-    variant: &str,
+    variant: Variant,
     n: usize,
     loops: usize,
 ) -> Result<bench::Run> {
@@ -194,10 +220,10 @@ fn measure(
     };
     bench::pause();
     let r = bench::time((loops * n) as u64, || match variant {
-        "raw_single" => run.raw_single(n, loops),
-        "raw_bulk" => run.raw_bulk(n, loops),
-        "ours_single" => run.ours_single(n, loops),
-        _ => run.ours_bulk(n, loops),
+        Variant::RawSingle => run.raw_single(n, loops),
+        Variant::RawBulk => run.raw_bulk(n, loops),
+        Variant::OursSingle => run.ours_single(n, loops),
+        Variant::OursBulk => run.ours_bulk(n, loops),
     });
     // The batch lives in `slot`, which does not drop it: it is empty after every variant.
     Ok(r)
@@ -233,7 +259,7 @@ impl kernel::Module for SlabBulkBench {
             }
             let loops = (p.objs / n).max(1);
             for run in 0..=p.runs {
-                for variant in VARIANTS {
+                for variant in Variant::ALL {
                     let fresh;
                     let cache = match &shared {
                         Some(cache) => cache,
@@ -245,7 +271,7 @@ impl kernel::Module for SlabBulkBench {
                     let r = measure(&p, cache, &mut raw, variant, n, loops)?;
                     // Run 0 warms the caches up and is not reported.
                     if run > 0 {
-                        bench::report("slab_bulk", variant, n, run, &r);
+                        bench::report("slab_bulk", variant.name(), n, run, &r);
                     }
                 }
             }
