@@ -8,7 +8,8 @@
 //! index `i` is `i & (N - 1)` whether or not `i` has wrapped past `u32::MAX`.
 //!
 //! There are two implementations. The normal one is one `UnsafeCell<[MaybeUninit<T>; N]>`, so
-//! that a bulk move is (at most) two straight copies. The `cfg(loom)` one gives every slot its own
+//! that a bulk move is one straight copy (or, when it reaches the end of the array, a loop
+//! through the index mask). The `cfg(loom)` one gives every slot its own
 //! `loom::cell::UnsafeCell`, so that the model checker tracks the accesses to each slot and
 //! reports any that the index protocol fails to order.
 //!
@@ -133,18 +134,27 @@ impl<T, const N: usize> Slots<T, N> {
     ///
     /// # Safety
     ///
-    /// - `n <= N`.
+    /// - `1 <= n <= N`.
     /// - The caller has reserved slots `idx .. idx + n` (indices modulo 2^32) for writing, as
     ///   for [`Slots::write_one`].
     /// - `src` is valid for reading `n` items and does not overlap the ring. Their ownership
     ///   passes to the ring: the caller must neither use nor drop them afterwards.
     #[inline(always)]
     pub(crate) unsafe fn write(&self, idx: u32, src: *const T, n: usize) {
-        if n == 1 {
-            // A bulk of one, the smallest and a common one, costs what a single enqueue
-            // does: no test for the end of the array, no copy loop.
-            // SAFETY: Slot `idx` is reserved to us (caller), and `src` holds one item.
+        if n < 4 {
+            // A bulk of one to three, the smallest and common ones, costs what as many single
+            // enqueues do: each item to its slot through the index mask, with no test for the
+            // end of the array and no copy loop.
+            // SAFETY: Slot `idx` is reserved to us (caller), and `src` holds `n >= 1` items.
             unsafe { self.write_one(idx, src.read()) };
+            if n >= 2 {
+                // SAFETY: As above, for the second item and slot.
+                unsafe { self.write_one(idx.wrapping_add(1), src.add(1).read()) };
+                if n == 3 {
+                    // SAFETY: As above, for the third item and slot.
+                    unsafe { self.write_one(idx.wrapping_add(2), src.add(2).read()) };
+                }
+            }
             return;
         }
         let (start, first) = Self::runs(idx, n);
@@ -169,17 +179,25 @@ impl<T, const N: usize> Slots<T, N> {
     ///
     /// # Safety
     ///
-    /// - `n <= N`.
+    /// - `1 <= n <= N`.
     /// - The caller has reserved slots `idx .. idx + n` (indices modulo 2^32) for reading, as
     ///   for [`Slots::read_one`].
     /// - `dst` is valid for writing `n` items and does not overlap the ring. The items'
     ///   ownership passes to the caller, who must treat the slots as empty afterwards.
     #[inline(always)]
     pub(crate) unsafe fn read(&self, idx: u32, dst: *mut T, n: usize) {
-        if n == 1 {
+        if n < 4 {
             // As in `write`.
-            // SAFETY: Slot `idx` is reserved to us and full (caller); `dst` has room for one.
+            // SAFETY: Slot `idx` is reserved to us and full (caller); `dst` has room for `n`.
             unsafe { dst.write(self.read_one(idx)) };
+            if n >= 2 {
+                // SAFETY: As above, for the second slot and item.
+                unsafe { dst.add(1).write(self.read_one(idx.wrapping_add(1))) };
+                if n == 3 {
+                    // SAFETY: As above, for the third slot and item.
+                    unsafe { dst.add(2).write(self.read_one(idx.wrapping_add(2))) };
+                }
+            }
             return;
         }
         let (start, first) = Self::runs(idx, n);
