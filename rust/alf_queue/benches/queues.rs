@@ -18,7 +18,8 @@
 //! elements (the size of a pointer).
 //!
 //! Across threads, every worker thread is pinned to a CPU of its own (from the CPUs this
-//! process may run on) and waits at a barrier; the time of a run is from the first worker's
+//! process may run on; `ALF_BENCH_NO_PIN=1` in the environment turns that off) and waits at a
+//! barrier; the time of a run is from the first worker's
 //! start to the last worker's end, each taken by the worker itself, so no worker can run
 //! before the clock starts. A group that needs more spinning threads than there are CPUs is
 //! named with an `_oversubscribed` suffix (`2p2c_oversubscribed` on a 2-CPU machine) and its
@@ -256,7 +257,7 @@ fn group_name(name: &str, threads: usize) -> String {
 /// start to the last job's end, as the jobs' threads saw them.
 fn run_jobs(jobs: Vec<Job<'_>>) -> Duration {
     let cpus = allowed_cpus();
-    let pin = jobs.len() <= cpus.len();
+    let pin = jobs.len() <= cpus.len() && std::env::var_os("ALF_BENCH_NO_PIN").is_none();
     let barrier = Barrier::new(jobs.len());
     let spans: Vec<(Instant, Instant)> = std::thread::scope(|s| {
         let handles: Vec<_> = jobs
