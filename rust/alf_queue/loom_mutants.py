@@ -187,8 +187,11 @@ def main():
                 print(f"{name}: MISSED ({secs:.1f} s) -- {what}")
             else:
                 kinds = []
+                # A crash (SIGABRT, SIGSEGV) is a mutant that made the test use memory the
+                # protocol had not handed over, e.g. an item read from an empty slot.
                 for key in ("Causality violation", "assertion", "leaked", "already released",
-                            "deadlock", "maximum number of branches", "never explored"):
+                            "deadlock", "maximum number of branches", "never explored",
+                            "SIGABRT", "SIGSEGV"):
                     if key in out:
                         kinds.append(key)
                 print(f"{name}: caught ({secs:.1f} s) by {len(failed)} of {len(TESTS)}: "
