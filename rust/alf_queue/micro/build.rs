@@ -4,7 +4,10 @@
 use std::process::Command;
 fn main() {
     let out = std::env::var("OUT_DIR").unwrap();
-    let src = concat!(env!("CARGO_MANIFEST_DIR"), "/../../../samples/rust/rust_alf_queue_bench_ptr_ring.c");
+    let src = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../../samples/rust/rust_alf_queue_bench_ptr_ring.c"
+    );
     let text = std::fs::read_to_string(src).unwrap();
     let start = text.find("struct rust_alf_queue_bench_cq_side").unwrap();
     let prelude = r#"
@@ -31,9 +34,22 @@ typedef unsigned int u32;
     let c = format!("{prelude}\n{}", &text[start..]);
     let cfile = format!("{out}/cq.c");
     std::fs::write(&cfile, c).unwrap();
-    let st = Command::new("gcc").args(["-O2", "-fno-strict-aliasing", "-c", &cfile, "-o", &format!("{out}/cq.o")]).status().unwrap();
+    let st = Command::new("gcc")
+        .args([
+            "-O2",
+            "-fno-strict-aliasing",
+            "-c",
+            &cfile,
+            "-o",
+            &format!("{out}/cq.o"),
+        ])
+        .status()
+        .unwrap();
     assert!(st.success());
-    let st = Command::new("ar").args(["rcs", &format!("{out}/libcq.a"), &format!("{out}/cq.o")]).status().unwrap();
+    let st = Command::new("ar")
+        .args(["rcs", &format!("{out}/libcq.a"), &format!("{out}/cq.o")])
+        .status()
+        .unwrap();
     assert!(st.success());
     println!("cargo:rustc-link-search=native={out}");
     println!("cargo:rustc-link-lib=static=cq");

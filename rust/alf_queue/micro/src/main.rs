@@ -25,21 +25,43 @@ type Item = *mut c_void;
 
 extern "C" {
     fn rust_alf_queue_bench_cq_new(size: u32) -> *mut c_void;
-    fn rust_alf_queue_bench_cq_mpmc_run(q: *mut c_void, objs: *mut Item, n: i32, loops: u64) -> u64;
-    fn rust_alf_queue_bench_cq_mpmc_check(q: *mut c_void, objs: *mut Item, n: i32, loops: u64) -> u64;
-    fn rust_alf_queue_bench_cq_spsc_run(q: *mut c_void, objs: *mut Item, n: i32, loops: u64) -> u64;
-    fn rust_alf_queue_bench_cq_spsc_check(q: *mut c_void, objs: *mut Item, n: i32, loops: u64) -> u64;
+    fn rust_alf_queue_bench_cq_mpmc_run(q: *mut c_void, objs: *mut Item, n: i32, loops: u64)
+        -> u64;
+    fn rust_alf_queue_bench_cq_mpmc_check(
+        q: *mut c_void,
+        objs: *mut Item,
+        n: i32,
+        loops: u64,
+    ) -> u64;
+    fn rust_alf_queue_bench_cq_spsc_run(q: *mut c_void, objs: *mut Item, n: i32, loops: u64)
+        -> u64;
+    fn rust_alf_queue_bench_cq_spsc_check(
+        q: *mut c_void,
+        objs: *mut Item,
+        n: i32,
+        loops: u64,
+    ) -> u64;
 }
 
 #[inline(always)]
-fn single_rounds(items: &mut [Item], loops: usize, mut enq: impl FnMut(Item) -> Result<(), Item>, mut deq: impl FnMut() -> Option<Item>) -> usize {
+fn single_rounds(
+    items: &mut [Item],
+    loops: usize,
+    mut enq: impl FnMut(Item) -> Result<(), Item>,
+    mut deq: impl FnMut() -> Option<Item>,
+) -> usize {
     let mut moved = 0;
     for _ in 0..loops {
         for item in items.iter() {
-            if enq(*item).is_err() { return moved; }
+            if enq(*item).is_err() {
+                return moved;
+            }
         }
         for item in items.iter_mut() {
-            match deq() { Some(x) => *item = x, None => return moved }
+            match deq() {
+                Some(x) => *item = x,
+                None => return moved,
+            }
         }
         moved += items.len();
     }
@@ -47,10 +69,18 @@ fn single_rounds(items: &mut [Item], loops: usize, mut enq: impl FnMut(Item) -> 
 }
 
 #[inline(always)]
-fn bulk_rounds(b: &mut Batch<Item, MAX_BULK>, n: usize, loops: usize, mut enq: impl FnMut(&mut Batch<Item, MAX_BULK>) -> bool, mut deq: impl FnMut(&mut Batch<Item, MAX_BULK>, usize) -> bool) -> usize {
+fn bulk_rounds(
+    b: &mut Batch<Item, MAX_BULK>,
+    n: usize,
+    loops: usize,
+    mut enq: impl FnMut(&mut Batch<Item, MAX_BULK>) -> bool,
+    mut deq: impl FnMut(&mut Batch<Item, MAX_BULK>, usize) -> bool,
+) -> usize {
     let mut moved = 0;
     for _ in 0..loops {
-        if !enq(b) || !deq(b, n) { return moved; }
+        if !enq(b) || !deq(b, n) {
+            return moved;
+        }
         moved += n;
     }
     moved
@@ -61,8 +91,19 @@ fn mpmc_single(q: &MpmcQueue<Item, RING>, items: &mut [Item], loops: usize) -> u
     single_rounds(items, loops, |x| q.enqueue(x), || q.dequeue())
 }
 #[inline(never)]
-fn mpmc_bulk(q: &MpmcQueue<Item, RING>, b: &mut Batch<Item, MAX_BULK>, n: usize, loops: usize) -> usize {
-    bulk_rounds(b, n, loops, |b| q.enqueue_bulk(b).is_ok(), |b, n| q.dequeue_bulk(b, n).is_ok())
+fn mpmc_bulk(
+    q: &MpmcQueue<Item, RING>,
+    b: &mut Batch<Item, MAX_BULK>,
+    n: usize,
+    loops: usize,
+) -> usize {
+    bulk_rounds(
+        b,
+        n,
+        loops,
+        |b| q.enqueue_bulk(b).is_ok(),
+        |b, n| q.dequeue_bulk(b, n).is_ok(),
+    )
 }
 #[inline(never)]
 fn spsc_single(q: &mut SpscQueue<Item, RING>, items: &mut [Item], loops: usize) -> usize {
@@ -70,9 +111,20 @@ fn spsc_single(q: &mut SpscQueue<Item, RING>, items: &mut [Item], loops: usize) 
     single_rounds(items, loops, |x| tx.enqueue(x), || rx.dequeue())
 }
 #[inline(never)]
-fn spsc_bulk(q: &mut SpscQueue<Item, RING>, b: &mut Batch<Item, MAX_BULK>, n: usize, loops: usize) -> usize {
+fn spsc_bulk(
+    q: &mut SpscQueue<Item, RING>,
+    b: &mut Batch<Item, MAX_BULK>,
+    n: usize,
+    loops: usize,
+) -> usize {
     let (mut tx, mut rx) = q.split();
-    bulk_rounds(b, n, loops, |b| tx.enqueue_bulk(b).is_ok(), |b, n| rx.dequeue_bulk(b, n).is_ok())
+    bulk_rounds(
+        b,
+        n,
+        loops,
+        |b| tx.enqueue_bulk(b).is_ok(),
+        |b, n| rx.dequeue_bulk(b, n).is_ok(),
+    )
 }
 
 // For reading the generated code.
@@ -83,7 +135,11 @@ pub fn asm_spsc_enqueue_bulk(q: &SpscQueue<Item, RING>, b: &mut Batch<Item, MAX_
 }
 #[no_mangle]
 #[inline(never)]
-pub fn asm_spsc_dequeue_bulk(q: &SpscQueue<Item, RING>, b: &mut Batch<Item, MAX_BULK>, n: usize) -> bool {
+pub fn asm_spsc_dequeue_bulk(
+    q: &SpscQueue<Item, RING>,
+    b: &mut Batch<Item, MAX_BULK>,
+    n: usize,
+) -> bool {
     unsafe { q.dequeue_bulk(b, n).is_ok() }
 }
 #[no_mangle]
@@ -98,8 +154,14 @@ pub fn asm_spsc_enqueue(q: &SpscQueue<Item, RING>, x: Item) -> bool {
 }
 
 fn main() {
-    let elems: usize = std::env::args().nth(1).map(|s| s.parse().unwrap()).unwrap_or(1 << 23);
-    let runs: usize = std::env::args().nth(2).map(|s| s.parse().unwrap()).unwrap_or(5);
+    let elems: usize = std::env::args()
+        .nth(1)
+        .map(|s| s.parse().unwrap())
+        .unwrap_or(1 << 23);
+    let runs: usize = std::env::args()
+        .nth(2)
+        .map(|s| s.parse().unwrap())
+        .unwrap_or(5);
     let mut mpmc = Box::new(MpmcQueue::<Item, RING>::new());
     let mut spsc = Box::new(SpscQueue::<Item, RING>::new());
     let cm = unsafe { rust_alf_queue_bench_cq_new(RING as u32) };
@@ -117,22 +179,42 @@ fn main() {
         let moved = match vi {
             0 => mpmc_single(&mpmc, &mut items[..n], loops),
             1 => mpmc_bulk(&mpmc, &mut b, n, loops),
-            2 => unsafe { rust_alf_queue_bench_cq_mpmc_run(cm, items.as_mut_ptr(), n as i32, loops as u64) as usize },
+            2 => unsafe {
+                rust_alf_queue_bench_cq_mpmc_run(cm, items.as_mut_ptr(), n as i32, loops as u64)
+                    as usize
+            },
             3 => spsc_single(&mut spsc, &mut items[..n], loops),
             4 => spsc_bulk(&mut spsc, &mut b, n, loops),
-            _ => unsafe { rust_alf_queue_bench_cq_spsc_run(cs, items.as_mut_ptr(), n as i32, loops as u64) as usize },
+            _ => unsafe {
+                rust_alf_queue_bench_cq_spsc_run(cs, items.as_mut_ptr(), n as i32, loops as u64)
+                    as usize
+            },
         };
         assert_eq!(moved, n * loops);
         return;
     }
     for n in [1usize, 2, 3, 4, 8, 16, 64] {
         let loops = (elems / n).max(1);
-        let bad = unsafe { rust_alf_queue_bench_cq_mpmc_check(cm, items.as_mut_ptr(), n as i32, loops as u64) + rust_alf_queue_bench_cq_spsc_check(cs, items.as_mut_ptr(), n as i32, loops as u64) };
+        let bad = unsafe {
+            rust_alf_queue_bench_cq_mpmc_check(cm, items.as_mut_ptr(), n as i32, loops as u64)
+                + rust_alf_queue_bench_cq_spsc_check(cs, items.as_mut_ptr(), n as i32, loops as u64)
+        };
         assert_eq!(bad, 0, "check n={n}");
     }
-    let names = ["mpmc_single", "mpmc_bulk", "c_mpmc_bulk", "spsc_single", "spsc_bulk", "c_spsc_bulk"];
+    let names = [
+        "mpmc_single",
+        "mpmc_bulk",
+        "c_mpmc_bulk",
+        "spsc_single",
+        "spsc_bulk",
+        "c_spsc_bulk",
+    ];
     println!("ns per enqueue or dequeue of one element, median of {runs} runs");
-    println!("{:>4} {}", "k", names.iter().map(|n| format!("{n:>12}")).collect::<String>());
+    println!(
+        "{:>4} {}",
+        "k",
+        names.iter().map(|n| format!("{n:>12}")).collect::<String>()
+    );
     for n in [1usize, 2, 3, 4, 8, 16, 32, 64] {
         let loops = (elems / n).max(1);
         let mut res = vec![Vec::new(); names.len()];
@@ -145,17 +227,39 @@ fn main() {
                 let moved = match vi {
                     0 => mpmc_single(&mpmc, &mut items[..n], loops),
                     1 => mpmc_bulk(&mpmc, &mut b, n, loops),
-                    2 => unsafe { rust_alf_queue_bench_cq_mpmc_run(cm, items.as_mut_ptr(), n as i32, loops as u64) as usize },
+                    2 => unsafe {
+                        rust_alf_queue_bench_cq_mpmc_run(
+                            cm,
+                            items.as_mut_ptr(),
+                            n as i32,
+                            loops as u64,
+                        ) as usize
+                    },
                     3 => spsc_single(&mut spsc, &mut items[..n], loops),
                     4 => spsc_bulk(&mut spsc, &mut b, n, loops),
-                    _ => unsafe { rust_alf_queue_bench_cq_spsc_run(cs, items.as_mut_ptr(), n as i32, loops as u64) as usize },
+                    _ => unsafe {
+                        rust_alf_queue_bench_cq_spsc_run(
+                            cs,
+                            items.as_mut_ptr(),
+                            n as i32,
+                            loops as u64,
+                        ) as usize
+                    },
                 };
                 let ns = t.elapsed().as_nanos() as f64 / (2 * n * loops) as f64;
                 assert_eq!(moved, n * loops, "{}", names[vi]);
-                if run > 0 { res[vi].push(ns); }
+                if run > 0 {
+                    res[vi].push(ns);
+                }
             }
         }
-        let med: Vec<f64> = res.iter_mut().map(|r| { r.sort_by(|a, b| a.partial_cmp(b).unwrap()); r[r.len() / 2] }).collect();
+        let med: Vec<f64> = res
+            .iter_mut()
+            .map(|r| {
+                r.sort_by(|a, b| a.partial_cmp(b).unwrap());
+                r[r.len() / 2]
+            })
+            .collect();
         println!("{:>4} {}   spsc bulk/C {:.2} mpmc bulk/C {:.2} spsc bulk/single {:.2} mpmc bulk/single {:.2}", n,
             med.iter().map(|m| format!("{m:>12.2}")).collect::<String>(),
             med[4] / med[5], med[1] / med[2], med[4] / med[3], med[1] / med[0]);
