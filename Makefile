@@ -44,7 +44,8 @@ bench:
 bench-userspace:
 	cargo bench -p alf_queue --bench queues
 	mkdir -p results
-	python3 rust/alf_queue/benches/report.py --spread | tee results/alf_queue-userspace.md
+	python3 rust/alf_queue/benches/report.py --spread >results/alf_queue-userspace.md; \
+		rc=$$?; cat results/alf_queue-userspace.md; exit $$rc
 
 ## The userspace tests under Miri (nightly toolchain, host only; a few minutes).
 miri:

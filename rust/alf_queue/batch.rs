@@ -95,6 +95,10 @@ impl<T, const K: usize> Batch<T, K> {
     /// Returns the number of items in the batch.
     #[inline]
     pub const fn len(&self) -> usize {
+        // SAFETY: `len <= K` is a type invariant. Telling the compiler lets it drop the
+        // zero-length and range checks that the bulk operations would otherwise repeat after
+        // converting the length to a `u32` index count.
+        unsafe { core::hint::assert_unchecked(self.len <= K) };
         self.len
     }
 

@@ -40,25 +40,33 @@
 //! 1. **Reserve.** Read `prod.head` and `cons.tail`; if `n` slots are free, move `prod.head`
 //!    forward by `n` with one compare-and-swap (retrying if another producer moved it first).
 //!    The slots `old head .. old head + n` are now this producer's alone.
-//! 2. **Copy** the items into those slots. This is a plain memory copy: for a bulk of `n` it
-//!    is at most two straight runs (up to the end of the array, then from its start), copied
-//!    inline, and no slot carries a per-item flag or sequence number.
+//! 2. **Copy** the items into those slots. This is a plain memory copy, inline, and no slot
+//!    carries a per-item flag or sequence number: one straight run, or, for the rare bulk that
+//!    reaches the end of the array, slot by slot through the index mask.
 //! 3. **Commit.** Wait until `prod.tail` equals the old head, that is until every producer
 //!    that reserved before us has committed, then store `prod.tail = old head + n`. Tails
 //!    therefore advance in reservation order and a consumer may read every slot below
 //!    `prod.tail`.
 //!
-//! A dequeue is the mirror image: reserve on `cons.head` against `prod.tail`, copy the items
-//! out, wait for `cons.tail` to reach the old head and store the new `cons.tail`, which hands
-//! the slots back to the producers. The single-producer (single-consumer) side skips the
+//! A dequeue is the same protocol on the other pair: reserve on `cons.head` against
+//! `prod.tail`, copy the items out, wait for `cons.tail` to reach the old head and store the
+//! new `cons.tail`, which hands the slots back to the producers. The protocol is written once
+//! (`headtail.rs`, after DPDK's `__rte_ring_headtail_move_head`): the reserve counts
+//! `capacity + other tail - head` entries, with a capacity of `N` for the producer (free
+//! slots) and 0 for the consumer (items). The single-producer (single-consumer) side skips the
 //! compare-and-swap and the wait (there is no earlier reservation to wait for): it stores
-//! `head` with a plain store, next to `tail` at its commit. It also keeps the other side's
-//! tail as it last read it on its own cache line, and reads the other side's line again only
-//! when that old value shows too little room (too few items): an old tail only understates
-//! what is available.
+//! `head` with a plain store, next to `tail` at its commit.
 //!
-//! The ordering argument, in short (each atomic access in `enqueue.rs` and `dequeue.rs` has a
-//! comment naming the access it pairs with):
+//! Each side keeps the other side's tail as it last read it on its own cache line, and reads
+//! the other side's line again only when that old value shows too little room (too few
+//! items): an old tail only understates what is available. On a multi side the copy is
+//! shared by the operations of that side, which store it in whatever order they run, so it
+//! may even be older than the tail that justified the current `head`; the count then comes
+//! out "negative" (wrapped, above `N`), which counts as too little room and makes the
+//! operation read the real tail.
+//!
+//! The ordering argument, in short (each atomic access in `headtail.rs` has a comment naming
+//! the access it pairs with):
 //!
 //! - A *commit* stores the tail with `Release`, and the other side reads that tail with
 //!   `Acquire` before touching slots: the writer's copy into a slot happens before the
@@ -68,8 +76,11 @@
 //!   `Release` (a plain store does not extend another thread's release sequence).
 //! - A multi-side *reserve* reads `head` with `Acquire` and publishes the new `head` with a
 //!   `Release` compare-and-swap: whoever sees a head value also sees an other-side tail at
-//!   least as new as the one that justified it, so `free` and `avail` can never be computed
-//!   from a stale tail and wrap around to a huge number.
+//!   least as new as the one that justified it, so the count of entries computed from a tail
+//!   read after it can never wrap around to a huge number.
+//! - On a multi side the cached copy of the other side's tail is stored with `Release` after
+//!   the `Acquire` load that read the tail, and loaded with `Acquire`: whoever uses the copy
+//!   inherits what that load acquired.
 //!
 //! A reader of a slot may thus assume that it holds an item written by a producer whose
 //! writes happen before the read, that no other thread reads it concurrently, and that no
@@ -89,13 +100,20 @@
 //!   same reason.
 //! - **SPSC.** [`SpscQueue`] operations never wait for another thread. They are safe in any
 //!   context (task, softirq, hard IRQ, NMI) as long as the single-producer and
-//!   single-consumer condition holds, which with the `unsafe` `&self` methods includes "no
-//!   interrupt handler on this CPU runs the same side of the same queue while it is in
-//!   progress" (disable bottom halves or interrupts accordingly).
+//!   single-consumer condition holds. With the `unsafe` `&self` methods that condition is
+//!   "any two calls of one side are ordered by happens-before": calls from different threads
+//!   need a synchronisation between them (on a per-CPU queue with preemption or bottom halves
+//!   disabled, the scheduler's migration of a task provides it), calls that only do not
+//!   overlap in time are not enough, and no interrupt handler on this CPU may run the same side
+//!   of the same queue while a call is in progress (disable bottom halves or interrupts
+//!   accordingly).
 //! - **Userspace.** Under OS preemption correctness is unaffected: a descheduled thread that
-//!   has reserved only delays the others on its side (they spin, calling the CPU's pause hint,
-//!   until it is scheduled again), so MPMC progress is not lock-free in the strict sense. It is
-//!   no worse than the C original or `rte_ring`. The SPSC flavour stays wait-free.
+//!   has reserved only delays the others on its side until it is scheduled again, so MPMC
+//!   progress is not lock-free in the strict sense. It is no worse than the C original or
+//!   `rte_ring`. With the `std` feature (the default) the waiters spin a bounded number of
+//!   times and then yield the CPU between reads, so that with more threads than CPUs they do
+//!   not take the CPU the descheduled thread needs; without it they spin with the pause hint.
+//!   The SPSC flavour stays wait-free.
 //! - **Index wrap-around.** A reservation is a compare-and-swap on a 32-bit index. A thread
 //!   stopped between reading the indices and its compare-and-swap for exactly 2^32 items'
 //!   worth of other operations on its side would see the CAS succeed against stale indices
@@ -115,9 +133,13 @@
 //! an all-or-nothing request cannot be satisfied now. Kernel callers typically map them to
 //! `EINVAL`, `ENOBUFS` and `ENOENT`. Nothing panics on bad input.
 
+// Userspace builds with the `std` feature (the default) use `std::thread::yield_now` in the
+// MPMC commit wait; the kernel build never sets Cargo features.
+#[cfg(all(feature = "std", not(CONFIG_RUST)))]
+extern crate std;
+
 mod batch;
-mod dequeue;
-mod enqueue;
+mod headtail;
 mod mpmc;
 mod ring;
 mod slots;

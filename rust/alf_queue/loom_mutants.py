@@ -22,61 +22,84 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 
-# name -> (file, exact text, replacement, what it removes)
-MUTANTS = {
-    "prod_r0": ("enqueue.rs",
-                "self.prod.tail.store(next, Ordering::Release);",
-                "self.prod.tail.store(next, Ordering::Relaxed);",
-                "R0 of the producer commit (prod.tail store) Release -> Relaxed"),
-    "cons_r0": ("dequeue.rs",
-                "self.cons.tail.store(next, Ordering::Release);",
-                "self.cons.tail.store(next, Ordering::Relaxed);",
-                "R0 of the consumer commit (cons.tail store) Release -> Relaxed"),
-    "cons_a1": ("dequeue.rs",
-                "let prod_tail = self.prod.tail.load(Ordering::Acquire);",
-                "let prod_tail = self.prod.tail.load(Ordering::Relaxed);",
-                "A1 of the multi-consumer reserve (prod.tail load) Acquire -> Relaxed"),
-    "prod_a1": ("enqueue.rs",
-                "let cons_tail = self.cons.tail.load(Ordering::Acquire);",
-                "let cons_tail = self.cons.tail.load(Ordering::Relaxed);",
-                "A1 of the multi-producer reserve (cons.tail load) Acquire -> Relaxed"),
-    "spsc_cons_a1": ("dequeue.rs",
-                     "                prod_tail = self.prod.tail.load(Ordering::Acquire);",
-                     "                prod_tail = self.prod.tail.load(Ordering::Relaxed);",
-                     "A1 of the single-consumer reserve (prod.tail reload) Acquire -> Relaxed"),
-    "spsc_prod_a1": ("enqueue.rs",
-                     "                cons_tail = self.cons.tail.load(Ordering::Acquire);",
-                     "                cons_tail = self.cons.tail.load(Ordering::Relaxed);",
-                     "A1 of the single-producer reserve (cons.tail reload) Acquire -> Relaxed"),
-    "prod_a3": ("enqueue.rs",
-                "wait_for(&self.prod.tail, head, Ordering::Acquire);",
-                "wait_for(&self.prod.tail, head, Ordering::Relaxed);",
-                "A3, the producer commit wait (prod.tail load) Acquire -> Relaxed"),
-    "cons_a3": ("dequeue.rs",
-                "wait_for(&self.cons.tail, head, Ordering::Acquire);",
-                "wait_for(&self.cons.tail, head, Ordering::Relaxed);",
-                "A3, the consumer commit wait (cons.tail load) Acquire -> Relaxed"),
-    "prod_a0r1": ("enqueue.rs",
-                  "let mut head = self.prod.head.load(Ordering::Acquire);",
-                  "let mut head = self.prod.head.load(Ordering::Relaxed);",
-                  "A0 of the producer reserve (prod.head load) Acquire -> Relaxed"),
-    "cons_a0r1": ("dequeue.rs",
-                  "let mut head = self.cons.head.load(Ordering::Acquire);",
-                  "let mut head = self.cons.head.load(Ordering::Relaxed);",
-                  "A0 of the consumer reserve (cons.head load) Acquire -> Relaxed"),
-    "prod_nowait": ("enqueue.rs",
-                    "wait_for(&self.prod.tail, head, Ordering::Acquire);",
-                    "",
-                    "the producer commit wait removed"),
-    "cons_nowait": ("dequeue.rs",
-                    "wait_for(&self.cons.tail, head, Ordering::Acquire);",
-                    "",
-                    "the consumer commit wait removed"),
-    "prod_offbyone": ("enqueue.rs",
-                      "let free = Self::CAP.wrapping_add(cons_tail).wrapping_sub(head);",
-                      "let free = Self::CAP.wrapping_add(1).wrapping_add(cons_tail).wrapping_sub(head);",
-                      "the (multi-producer) free-space check off by one"),
-}
+# The protocol is written once (headtail.rs) for both sides, so a mutant that should hit one
+# side only is applied to a copy of the function it changes (`move_head` or `update_tail`),
+# renamed, and only that side's calls in ring.rs are pointed at the copy. A mutant that should
+# hit only the multi (single) protocol replaces an ordering by `if MULTI { ... } else { ... }`.
+#
+# name -> (side or None, exact text in headtail.rs, replacement, what it removes)
+ACQ = "Ordering::Acquire"
+REL = "Ordering::Release"
+RLX = "Ordering::Relaxed"
+A1 = "let tail = other.load(Ordering::Acquire);"
+A1_MULTI = "let tail = other.load(if MULTI { Ordering::Relaxed } else { Ordering::Acquire });"
+A1_SINGLE = "let tail = other.load(if MULTI { Ordering::Acquire } else { Ordering::Relaxed });"
+R0 = "self.tail.store(next, Ordering::Release);"
+A3 = "wait_for(&self.tail, head, Ordering::Acquire);"
+A0 = "let mut head = self.head.load(if MULTI {\n            Ordering::Acquire"
+C0 = "let cached = self.other_tail.load(if MULTI {\n                Ordering::Acquire"
+C1 = "if MULTI {\n                            Ordering::Release"
+STALE = "available.wrapping_sub(n) > size - n"
+AVAIL = "capacity.wrapping_add("
+MUTANTS = {}
+for side, other in (("prod", "cons"), ("cons", "prod")):
+    MUTANTS.update({
+        f"{side}_r0": (side, R0, R0.replace(REL, RLX),
+                       f"R0 of the {side} commit ({side}.tail store) Release -> Relaxed"),
+        f"{side}_a1": (side, A1, A1_MULTI,
+                       f"A1 of the multi-{side} reserve ({other}.tail load) Acquire -> Relaxed"),
+        f"spsc_{side}_a1": (side, A1, A1_SINGLE,
+                            f"A1 of the single-{side} reserve ({other}.tail load) Acquire -> Relaxed"),
+        f"{side}_a3": (side, A3, A3.replace(ACQ, RLX),
+                       f"A3, the {side} commit wait ({side}.tail load) Acquire -> Relaxed"),
+        f"{side}_nowait": (side, A3, "", f"the {side} commit wait removed"),
+        f"{side}_a0r1": (side, A0, A0.replace(ACQ, RLX),
+                         f"A0 of the multi-{side} reserve ({side}.head load) Acquire -> Relaxed"),
+        f"{side}_c0": (side, C0, C0.replace(ACQ, RLX),
+                       f"C0 of the multi-{side} reserve (cached {other}.tail load) Acquire -> Relaxed"),
+        f"{side}_c1": (side, C1, C1.replace(REL, RLX),
+                       f"C1 of the multi-{side} reserve (cached {other}.tail store) Release -> Relaxed"),
+        f"{side}_stale": (side, STALE, "available < n",
+                          f"the multi-{side} check for a cached {other}.tail older than its head removed"),
+        f"{side}_offbyone": (side, AVAIL, "1u32.wrapping_add(capacity).wrapping_add(",
+                             f"the {side} count of available entries off by one"),
+    })
+
+FUNCTIONS = ("move_head", "update_tail")
+
+
+def mutate(crate, side, old, new):
+    """Applies a mutant to the copy of the crate in `crate`; returns an error or None."""
+    path = os.path.join(crate, "headtail.rs")
+    with open(path) as f:
+        src = f.read()
+    if old not in src:
+        return f"anchor not found in headtail.rs: {old!r}"
+    if side is None:
+        src = src.replace(old, new)
+    else:
+        # Copy the function holding the anchor, renamed, with the mutant applied, and make
+        # `side`'s calls in ring.rs use the copy.
+        for fn in FUNCTIONS:
+            m = re.search(r"(?ms)^    pub\(crate\) (unsafe )?fn " + fn + r"\b.*?^    }\n", src)
+            if m and old in m.group(0):
+                break
+        else:
+            return f"anchor not inside {' or '.join(FUNCTIONS)}"
+        body = m.group(0).replace(f"fn {fn}", f"fn {fn}_mutant", 1).replace(old, new)
+        src = src[:m.end()] + "\n    #[inline(always)]\n" + body + src[m.end():]
+        ring = os.path.join(crate, "ring.rs")
+        with open(ring) as f:
+            rsrc = f.read()
+        call = re.compile(r"self\.%s(\s*)\.%s::" % (side, fn))
+        if not call.search(rsrc):
+            return f"no call of {side}.{fn} in ring.rs"
+        rsrc = call.sub(r"self.%s\1.%s_mutant::" % (side, fn), rsrc)
+        with open(ring, "w") as f:
+            f.write(rsrc)
+    with open(path, "w") as f:
+        f.write(src)
+    return None
 
 
 def copy_workspace(dst):
@@ -144,27 +167,31 @@ def main():
             return 1
         missed = 0
         for name in names:
-            fname, old, new, what = MUTANTS[name]
-            path = os.path.join(crate, fname)
-            with open(path) as f:
-                orig = f.read()
-            if old not in orig:
-                print(f"{name}: anchor not found in {fname}")
-                return 1
-            with open(path, "w") as f:
-                f.write(orig.replace(old, new))
+            side, old, new, what = MUTANTS[name]
+            saved = {}
+            for fname in ("headtail.rs", "ring.rs"):
+                with open(os.path.join(crate, fname)) as f:
+                    saved[fname] = f.read()
             try:
+                err = mutate(crate, side, old, new)
+                if err:
+                    print(f"{name}: {err}")
+                    return 1
                 ok, secs, failed, out = run(src, target)
             finally:
-                with open(path, "w") as f:
-                    f.write(orig)
+                for fname, text in saved.items():
+                    with open(os.path.join(crate, fname), "w") as f:
+                        f.write(text)
             if ok:
                 missed += 1
                 print(f"{name}: MISSED ({secs:.1f} s) -- {what}")
             else:
                 kinds = []
+                # A crash (SIGABRT, SIGSEGV) is a mutant that made the test use memory the
+                # protocol had not handed over, e.g. an item read from an empty slot.
                 for key in ("Causality violation", "assertion", "leaked", "already released",
-                            "deadlock", "maximum number of branches", "never explored"):
+                            "deadlock", "maximum number of branches", "never explored",
+                            "SIGABRT", "SIGSEGV"):
                     if key in out:
                         kinds.append(key)
                 print(f"{name}: caught ({secs:.1f} s) by {len(failed)} of {len(TESTS)}: "

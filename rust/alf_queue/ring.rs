@@ -1,63 +1,18 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! The ring shared by both queue flavours: the two index pairs and the slots.
+//! The ring shared by both queue flavours: the two index pairs, the slots, and the four
+//! operations (one item or a batch, in or out) built on the index protocol of `headtail.rs`.
 //!
-//! The producer side (`enqueue.rs`) and the consumer side (`dequeue.rs`) add their operations
-//! to [`Ring`]; [`MpmcQueue`] and [`SpscQueue`] choose which protocol (multi or single) each
-//! side runs.
+//! [`MpmcQueue`] and [`SpscQueue`] choose which protocol (multi or single) each side runs.
 //!
 //! [`MpmcQueue`]: super::MpmcQueue
 //! [`SpscQueue`]: super::SpscQueue
 
+use super::batch::Batch;
+use super::headtail::HeadTail;
 use super::slots::Slots;
-use super::sync::{AtomicU32, Ordering};
-
-/// One side's pair of free-running indices, alone on its cache line.
-///
-/// `head` is where the next reservation on this side starts; `tail` is where the committed
-/// (finished) operations on this side end. See [`Ring`] for what they mean together.
-///
-/// The alignment, 64 bytes, is one x86 cache line, the kernel's `L1_CACHE_BYTES` and the C
-/// original's `____cacheline_aligned_in_smp`: the producer pair, the consumer pair and the
-/// slots each start a line of their own. Intel's adjacent-line prefetcher fetches lines in
-/// 128-byte pairs, which argues for 128 (crossbeam's `CachePadded` uses it); 128 was tried in
-/// the 1P1C benchmarks and made no difference that could be told from the noise of the loaded
-/// machine they ran on, so the kernel's value stays until an idle-machine run says otherwise.
-#[repr(C, align(64))]
-pub(crate) struct HeadTail {
-    /// End of the reservations made on this side.
-    pub(crate) head: AtomicU32,
-    /// End of the operations completed and published on this side.
-    pub(crate) tail: AtomicU32,
-    /// The other side's `tail` as this side last read it; used by the single-producer
-    /// (single-consumer) protocol only, and only by that one producer (consumer).
-    ///
-    /// It saves reading the other side's cache line while the value last read still shows
-    /// enough room (items): an older tail only understates what is available, and the slots
-    /// it covers were handed over by the acquire that read it.
-    pub(crate) other_tail: AtomicU32,
-}
-
-impl HeadTail {
-    #[cfg(not(loom))]
-    #[inline(always)]
-    const fn new(start: u32) -> Self {
-        Self {
-            head: AtomicU32::new(start),
-            tail: AtomicU32::new(start),
-            other_tail: AtomicU32::new(start),
-        }
-    }
-
-    #[cfg(loom)]
-    fn new(start: u32) -> Self {
-        Self {
-            head: AtomicU32::new(start),
-            tail: AtomicU32::new(start),
-            other_tail: AtomicU32::new(start),
-        }
-    }
-}
+use super::sync::Ordering;
+use super::Error;
 
 /// A ring of `N` slots with a producer and a consumer index pair.
 ///
@@ -77,9 +32,10 @@ impl HeadTail {
 ///   and wait to commit; no one else touches them;
 /// - `prod.head .. cons.tail + N`: empty.
 ///
-/// On a side run by the single-producer (single-consumer) protocol, `other_tail` is a value the
-/// other side's `tail` has had, no newer than it is now: `prod.head <= prod.other_tail + N`
-/// and `cons.head <= cons.other_tail`.
+/// On each side `other_tail` is a value the other side's `tail` has had (see [`HeadTail`]); on
+/// a side run by the single-producer (single-consumer) protocol it is also no older than the
+/// one that justified `head`: `prod.head <= prod.other_tail + N` and
+/// `cons.head <= cons.other_tail`.
 ///
 /// A side run by the single-producer (single-consumer) protocol does not publish its
 /// reservation: it reserves `head .. head + k` privately and stores `head` and then `tail` at
@@ -186,6 +142,151 @@ impl<T, const N: usize> Ring<T, N> {
         } else {
             n as usize
         }
+    }
+
+    /// Moves `item` into the queue, or hands it back if the queue is full.
+    ///
+    /// # Safety
+    ///
+    /// If `!MULTI`, the caller orders this call with every other producer-side call on this
+    /// ring by happens-before (see [`HeadTail::move_head`]).
+    #[inline(always)]
+    pub(crate) unsafe fn enqueue_one<const MULTI: bool>(&self, item: T) -> Result<(), T> {
+        // SAFETY: The caller's guarantee is the one `move_head` requires; `1 <= N`.
+        let (head, k) = unsafe {
+            self.prod
+                .move_head::<MULTI, true>(&self.cons.tail, Self::CAP, Self::CAP, 1)
+        };
+        if k == 0 {
+            return Err(item);
+        }
+        // SAFETY: `move_head` reserved the empty slot `head` to us, and A1 (or C0) ordered
+        // the consumer's read of its last item before this write.
+        unsafe { self.slots.write_one(head, item) };
+        self.prod.update_tail::<MULTI>(head, head.wrapping_add(1));
+        Ok(())
+    }
+
+    /// Moves the oldest item out of the queue, if there is one.
+    ///
+    /// # Safety
+    ///
+    /// If `!MULTI`, the caller orders this call with every other consumer-side call on this
+    /// ring by happens-before (see [`HeadTail::move_head`]).
+    #[inline(always)]
+    pub(crate) unsafe fn dequeue_one<const MULTI: bool>(&self) -> Option<T> {
+        // SAFETY: The caller's guarantee is the one `move_head` requires; `1 <= N`.
+        let (head, k) = unsafe {
+            self.cons
+                .move_head::<MULTI, true>(&self.prod.tail, 0, Self::CAP, 1)
+        };
+        if k == 0 {
+            return None;
+        }
+        // SAFETY: `move_head` reserved the full slot `head` to us, and A1 (or C0) made its
+        // write visible; we treat it as empty from now on.
+        let item = unsafe { self.slots.read_one(head) };
+        self.cons.update_tail::<MULTI>(head, head.wrapping_add(1));
+        Some(item)
+    }
+
+    /// Moves the first items of `batch` into the queue: all or none if `FIXED`, as many as
+    /// fit otherwise; the items left in the batch keep their order.
+    ///
+    /// Returns how many were moved; `Err(TooLarge)` if the batch holds more than `N` items,
+    /// `Err(Full)` if `FIXED` and they do not all fit.
+    ///
+    /// # Safety
+    ///
+    /// As for [`Ring::enqueue_one`].
+    #[inline(always)]
+    pub(crate) unsafe fn enqueue_batch<const MULTI: bool, const FIXED: bool, const K: usize>(
+        &self,
+        batch: &mut Batch<T, K>,
+    ) -> Result<usize, Error> {
+        let len = batch.len();
+        // A batch holds at most `K` items: with `K <= N` (the usual case) this check is
+        // compiled out.
+        if K > N && len > N {
+            return Err(Error::TooLarge);
+        }
+        // SAFETY: The caller's guarantee is the one `move_head` requires; `len <= N` fits a
+        // `u32` because `N` does (`Ring::CAP`).
+        let (head, k) = unsafe {
+            self.prod
+                .move_head::<MULTI, FIXED>(&self.cons.tail, Self::CAP, Self::CAP, len as u32)
+        };
+        if k == 0 {
+            // An empty batch reserves nothing and writes nothing: it is tested here, off the
+            // path of a successful bulk.
+            return if FIXED && len != 0 {
+                Err(Error::Full)
+            } else {
+                Ok(0)
+            };
+        }
+        let k = k as usize;
+        // SAFETY: `move_head` reserved the `k <= len <= N` empty slots from `head` to us, and
+        // the batch holds at least `k` initialised items at `as_ptr()`, outside the ring; their
+        // ownership passes to the ring here.
+        unsafe { self.slots.write(head, batch.as_ptr(), k) };
+        if FIXED {
+            // SAFETY: All-or-nothing reserved all `k == len` items: they belong to the ring now.
+            unsafe { batch.set_len(0) };
+        } else {
+            // SAFETY: The first `k <= len` items now belong to the ring.
+            unsafe { batch.forget_front(k) };
+        }
+        self.prod
+            .update_tail::<MULTI>(head, head.wrapping_add(k as u32));
+        Ok(k)
+    }
+
+    /// Appends up to `n` of the oldest items to `batch`: exactly `n` or none if `FIXED`, as
+    /// many as are present otherwise.
+    ///
+    /// Returns how many were moved; `Err(TooLarge)` if `n` exceeds `N` or the batch's free
+    /// space, `Err(Empty)` if `FIXED` and fewer than `n` are present.
+    ///
+    /// # Safety
+    ///
+    /// As for [`Ring::dequeue_one`].
+    #[inline(always)]
+    pub(crate) unsafe fn dequeue_batch<const MULTI: bool, const FIXED: bool, const K: usize>(
+        &self,
+        batch: &mut Batch<T, K>,
+        n: usize,
+    ) -> Result<usize, Error> {
+        let len = batch.len();
+        // `remaining() <= K`: with `K <= N` the first test implies `n <= N`, and the second
+        // is compiled out.
+        if n > K - len || (K > N && n > N) {
+            return Err(Error::TooLarge);
+        }
+        // SAFETY: The caller's guarantee is the one `move_head` requires; `n <= N` fits a
+        // `u32`.
+        let (head, k) = unsafe {
+            self.cons
+                .move_head::<MULTI, FIXED>(&self.prod.tail, 0, Self::CAP, n as u32)
+        };
+        if k == 0 {
+            // `n == 0` is tested here, as in `enqueue_batch`.
+            return if FIXED && n != 0 {
+                Err(Error::Empty)
+            } else {
+                Ok(0)
+            };
+        }
+        let k = k as usize;
+        // SAFETY: `move_head` reserved the `k <= n <= N` full slots from `head` to us; the
+        // batch has room for `k <= K - len` items after its `len` items, outside the ring.
+        unsafe { self.slots.read(head, batch.as_mut_ptr().add(len), k) };
+        // SAFETY: The entries `len .. len + k <= K` now hold the items just moved out of the
+        // ring, which the batch takes.
+        unsafe { batch.set_len(len + k) };
+        self.cons
+            .update_tail::<MULTI>(head, head.wrapping_add(k as u32));
+        Ok(k)
     }
 }
 

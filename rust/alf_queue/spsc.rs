@@ -23,9 +23,10 @@ use super::Error;
 /// - [`SpscQueue::split`] hands out a [`Producer`] and a [`Consumer`], unique handles that can
 ///   be sent to other threads; their methods are safe.
 /// - The `unsafe` `&self` methods ([`SpscQueue::enqueue`], [`SpscQueue::dequeue`] and their
-///   bulk forms) put the "single" on the caller: no two producer-side (or two consumer-side)
-///   calls may overlap. This is for a structure such as a per-CPU cache whose producer and
-///   consumer are "whoever runs on this CPU with preemption (or bottom halves) disabled".
+///   bulk forms) put the "single" on the caller: any two producer-side (or two consumer-side)
+///   calls must be ordered by happens-before, not merely not overlap in time. This is for a
+///   structure such as a per-CPU cache whose producer and consumer are "whoever runs on this
+///   CPU with preemption (or bottom halves) disabled".
 ///
 /// `N` must be a power of two in `2 ..= 2^31`; all `N` slots are usable; items left in the
 /// queue are dropped with it.
@@ -81,10 +82,10 @@ unsafe impl<T: Send, const N: usize> Send for SpscQueue<T, N> {}
 
 // SAFETY: Through `&SpscQueue` items are only moved in and out, never shared, so `T: Send`
 // suffices. The safe `&self` methods only read indices. The methods that touch slots are
-// either `unsafe`, with callers promising at most one producer-side and one consumer-side call
-// at a time, or reached through the unique `Producer`/`Consumer` handles; under that
-// condition the single-producer/single-consumer protocol gives each slot to one thread at a
-// time, each handover ordered by an acquire/release pair.
+// either `unsafe`, with callers promising that the calls of each side are ordered by
+// happens-before, or reached through the unique `Producer`/`Consumer` handles (whose `&mut`
+// calls are so ordered); under that condition the single-producer/single-consumer protocol
+// gives each slot to one thread at a time, each handover ordered by an acquire/release pair.
 unsafe impl<T: Send, const N: usize> Sync for SpscQueue<T, N> {}
 
 impl<T, const N: usize> SpscQueue<T, N> {
@@ -201,11 +202,18 @@ impl<T, const N: usize> SpscQueue<T, N> {
     ///
     /// # Safety
     ///
-    /// No other producer-side call (`enqueue*`) on this queue runs concurrently with this one,
-    /// from another thread or from an interrupt of this one.
+    /// Every other producer-side call (`enqueue*`) on this queue *happens before* this one
+    /// starts or *happens after* it returns, in the sense of the memory model: calls on one
+    /// thread are ordered by program order (but an interrupt handler running the same side on
+    /// this CPU is not: disable interrupts or bottom halves around the call accordingly), and
+    /// calls on different threads must be ordered by a synchronisation between them, such as a
+    /// lock, a release store read by an acquire load, or spawning or joining the thread. For a
+    /// per-CPU queue used with preemption or bottom halves disabled, the scheduler's migration
+    /// of a task between CPUs provides that ordering. Calls that merely do not overlap in time,
+    /// for instance handed over through a `Relaxed` flag, race on the slots.
     #[inline]
     pub unsafe fn enqueue(&self, item: T) -> Result<(), T> {
-        // SAFETY: No concurrent producer, by our caller's guarantee.
+        // SAFETY: Producer-side calls are ordered by happens-before, by our caller's guarantee.
         unsafe { self.ring.enqueue_one::<false>(item) }
     }
 
@@ -220,7 +228,7 @@ impl<T, const N: usize> SpscQueue<T, N> {
         &self,
         batch: &mut Batch<T, K>,
     ) -> Result<(), Error> {
-        // SAFETY: No concurrent producer, by our caller's guarantee.
+        // SAFETY: Producer-side calls are ordered by happens-before, by our caller's guarantee.
         unsafe { self.ring.enqueue_batch::<false, true, K>(batch) }.map(|_| ())
     }
 
@@ -235,7 +243,7 @@ impl<T, const N: usize> SpscQueue<T, N> {
         &self,
         batch: &mut Batch<T, K>,
     ) -> Result<usize, Error> {
-        // SAFETY: No concurrent producer, by our caller's guarantee.
+        // SAFETY: Producer-side calls are ordered by happens-before, by our caller's guarantee.
         unsafe { self.ring.enqueue_batch::<false, false, K>(batch) }
     }
 
@@ -243,11 +251,11 @@ impl<T, const N: usize> SpscQueue<T, N> {
     ///
     /// # Safety
     ///
-    /// No other consumer-side call (`dequeue*`) on this queue runs concurrently with this one,
-    /// from another thread or from an interrupt of this one.
+    /// Every other consumer-side call (`dequeue*`) on this queue happens before this one starts
+    /// or happens after it returns, as for the producer side in [`SpscQueue::enqueue`].
     #[inline]
     pub unsafe fn dequeue(&self) -> Option<T> {
-        // SAFETY: No concurrent consumer, by our caller's guarantee.
+        // SAFETY: Consumer-side calls are ordered by happens-before, by our caller's guarantee.
         unsafe { self.ring.dequeue_one::<false>() }
     }
 
@@ -263,7 +271,7 @@ impl<T, const N: usize> SpscQueue<T, N> {
         batch: &mut Batch<T, K>,
         n: usize,
     ) -> Result<(), Error> {
-        // SAFETY: No concurrent consumer, by our caller's guarantee.
+        // SAFETY: Consumer-side calls are ordered by happens-before, by our caller's guarantee.
         unsafe { self.ring.dequeue_batch::<false, true, K>(batch, n) }.map(|_| ())
     }
 
@@ -279,7 +287,7 @@ impl<T, const N: usize> SpscQueue<T, N> {
         batch: &mut Batch<T, K>,
         n: usize,
     ) -> Result<usize, Error> {
-        // SAFETY: No concurrent consumer, by our caller's guarantee.
+        // SAFETY: Consumer-side calls are ordered by happens-before, by our caller's guarantee.
         unsafe { self.ring.dequeue_batch::<false, false, K>(batch, n) }
     }
 }
@@ -335,8 +343,8 @@ impl<T, const N: usize> Producer<'_, T, N> {
     /// Moves `item` into the queue, or hands it back if the queue is full.
     #[inline]
     pub fn enqueue(&mut self, item: T) -> Result<(), T> {
-        // SAFETY: By the type invariant we are the only producer, and `&mut self` keeps our own
-        // calls from overlapping.
+        // SAFETY: By the type invariant we are the only producer, and `&mut self` orders our own
+        // calls by happens-before (moving the handle to another thread synchronises).
         unsafe { self.queue.enqueue(item) }
     }
 
@@ -403,8 +411,8 @@ impl<T, const N: usize> Consumer<'_, T, N> {
     /// Moves the oldest item out of the queue, if there is one.
     #[inline]
     pub fn dequeue(&mut self) -> Option<T> {
-        // SAFETY: By the type invariant we are the only consumer, and `&mut self` keeps our own
-        // calls from overlapping.
+        // SAFETY: By the type invariant we are the only consumer, and `&mut self` orders our own
+        // calls by happens-before (moving the handle to another thread synchronises).
         unsafe { self.queue.dequeue() }
     }
 

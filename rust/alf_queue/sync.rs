@@ -26,7 +26,11 @@ fn spin_loop() {
 
 /// Spins until `tail` holds `expected`, reading it with `order`.
 ///
-/// This is the commit step's wait for earlier reservations: a load in a loop.
+/// This is the commit step's wait for earlier reservations: a load in a loop. In the kernel
+/// (and in `no_std` userspace builds) the loop spins with the CPU's pause hint: the MPMC queue
+/// is used with preemption disabled there, so the operation waited for is running on another
+/// CPU and finishes in a few hundred cycles (see "Contexts" in the module docs). In userspace
+/// with the `std` feature the loop is `wait_slow`, which yields after a bounded spin.
 ///
 /// Under loom the read is a compare-and-swap of `expected` for itself instead. Loom's
 /// partial-order reduction remembers only the last access to each atomic, so with a plain
@@ -40,9 +44,13 @@ fn spin_loop() {
 /// which is how the blind spot showed up.
 #[inline(always)]
 pub(crate) fn wait_for(tail: &AtomicU32, expected: u32, order: Ordering) {
-    #[cfg(not(loom))]
+    #[cfg(all(not(loom), not(feature = "std")))]
     while tail.load(order) != expected {
         spin_loop();
+    }
+    #[cfg(all(not(loom), feature = "std"))]
+    if tail.load(order) != expected {
+        wait_slow(tail, expected, order);
     }
     #[cfg(loom)]
     while tail
@@ -50,5 +58,30 @@ pub(crate) fn wait_for(tail: &AtomicU32, expected: u32, order: Ordering) {
         .is_err()
     {
         spin_loop();
+    }
+}
+
+/// How many times [`wait_slow`] spins before it starts yielding, in userspace.
+#[cfg(all(feature = "std", not(loom)))]
+const SPINS_BEFORE_YIELD: u32 = 128;
+
+/// The loop of [`wait_for`] in userspace, out of line: it runs only when an earlier operation
+/// of this side is still copying.
+///
+/// The operation waited for may have been descheduled, and when there are more spinning
+/// threads than CPUs, spinning takes the CPU it needs to finish. After [`SPINS_BEFORE_YIELD`]
+/// pause hints the loop therefore yields the CPU (`std::thread::yield_now`) between reads.
+#[cfg(all(feature = "std", not(loom)))]
+#[cold]
+#[inline(never)]
+fn wait_slow(tail: &AtomicU32, expected: u32, order: Ordering) {
+    let mut spins = 0u32;
+    while tail.load(order) != expected {
+        if spins < SPINS_BEFORE_YIELD {
+            spins += 1;
+            spin_loop();
+        } else {
+            std::thread::yield_now();
+        }
     }
 }

@@ -4,8 +4,10 @@
 //! of the C original, after prototype-kernel's `alf_queue_bench` (seed 002).
 //!
 //! One thread, enqueue then dequeue: for each bulk size `n`, `n` elements go into a queue of
-//! [`RING`] slots and come out again, in a loop, seven ways, interleaved within each repetition
-//! (in the order of [`Variant::ALL`], so that each C reference runs right after its Rust twin):
+//! [`RING`] slots and come out again, in a loop, seven ways, interleaved within each repetition.
+//! Repetition `r` starts at variant `r mod 7` of [`Variant::ALL`] and goes round from there, so
+//! that no variant always runs first or right after the same one (each C reference still
+//! follows its Rust twin in all but one repetition in seven):
 //!
 //! - `mpmc_single`, `spsc_single`: [`MpmcQueue`] or [`SpscQueue`], `n` single `enqueue` calls
 //!   then `n` single `dequeue` calls (the C original's "ALF-multi" loop);
@@ -19,9 +21,10 @@
 //!   from ours is the original's: its SPSC side reads the other side's tail on every call
 //!   (ours caches it), one slot stays free, and a bulk that reaches the end of the ring is
 //!   copied slot by slot through the index mask (ours copies it as two straight runs).
-//!   Its loop checks itself (the count every call returns; one element in every 61st round;
-//!   the whole buffer and the indices at the end of the run); a failed check fails the load
-//!   with a `FAIL` line;
+//!   Its timed loop checks, like ours, only the count that every call returns. Before the
+//!   timed runs of each bulk size, one untimed run of each C reference checks the rest: in
+//!   every round one element comes back as it went in, and at the end the whole buffer is
+//!   intact and the four indices have advanced by the elements moved;
 //! - `ptr_ring`: `n` `ptr_ring_produce()` calls then one `ptr_ring_consume_batched()` of `n`
 //!   (ptr_ring has no bulk produce). Its timed loop is C (`rust_alf_queue_bench_ptr_ring.c`,
 //!   linked into this module), because ptr_ring is all static inline functions: through a Rust
@@ -130,14 +133,24 @@ extern "C" {
         objs: *mut Item,
         n: c_int,
         loops: c_ulong,
-        bad: *mut c_ulong,
     ) -> c_ulong;
     fn rust_alf_queue_bench_cq_spsc_run(
         q: *mut c_void,
         objs: *mut Item,
         n: c_int,
         loops: c_ulong,
-        bad: *mut c_ulong,
+    ) -> c_ulong;
+    fn rust_alf_queue_bench_cq_mpmc_check(
+        q: *mut c_void,
+        objs: *mut Item,
+        n: c_int,
+        loops: c_ulong,
+    ) -> c_ulong;
+    fn rust_alf_queue_bench_cq_spsc_check(
+        q: *mut c_void,
+        objs: *mut Item,
+        n: c_int,
+        loops: c_ulong,
     ) -> c_ulong;
     fn rust_alf_queue_bench_ptr_ring_new(size: c_int) -> *mut c_void;
     fn rust_alf_queue_bench_ptr_ring_free(r: *mut c_void);
@@ -346,6 +359,8 @@ impl Setting {
 
     /// Times `loops` round trips of `n` elements the way `variant` says.
     fn measure(&mut self, variant: Variant, n: usize, loops: usize) -> Result<bench::Run> {
+        // Element `i` is a pointer to its own entry of `items` (see `Setting::new`).
+        let base: *mut Item = self.items.as_mut_ptr();
         let b = &mut *self.batch;
         b.clear();
         b.fill_from(self.items[..n].iter().copied());
@@ -355,8 +370,6 @@ impl Setting {
         let ring = self.ptr_ring.ptr;
         let (c_mpmc, c_spsc) = (self.c_mpmc.ptr, self.c_spsc.ptr);
         let mut moved = 0;
-        // Failed checks of the C reference's loop.
-        let mut bad: c_ulong = 0;
         bench::pause();
         // Two operations per element: one enqueue, one dequeue.
         let r = bench::time((2 * n * loops) as u64, || {
@@ -365,14 +378,13 @@ impl Setting {
                 Variant::MpmcBulk => mpmc_bulk(mpmc, b, n, loops),
                 // SAFETY: `c_mpmc` is live (type invariant of `CRing`), used by this thread
                 // alone, and empty after every complete run; `items` holds `n <= MAX_BULK < RING`
-                // pointers, and `bad` is a valid `c_ulong`.
+                // pointers.
                 Variant::CMpmcBulk => unsafe {
                     rust_alf_queue_bench_cq_mpmc_run(
                         c_mpmc,
                         items.as_mut_ptr(),
                         n as c_int,
                         loops as c_ulong,
-                        &mut bad,
                     ) as usize
                 },
                 Variant::SpscSingle => spsc_single(spsc, items, loops),
@@ -385,7 +397,6 @@ impl Setting {
                         items.as_mut_ptr(),
                         n as c_int,
                         loops as c_ulong,
-                        &mut bad,
                     ) as usize
                 },
                 // SAFETY: `ring` is live (type invariant of `CRing`) and empty after every
@@ -400,18 +411,70 @@ impl Setting {
                 },
             };
         });
-        if moved != n * loops || bad != 0 {
+        // Untimed, the same for every variant: the elements came back in order.
+        let out = match variant {
+            Variant::MpmcBulk | Variant::SpscBulk => b.as_slice(),
+            Variant::MpmcSingle
+            | Variant::SpscSingle
+            | Variant::CMpmcBulk
+            | Variant::CSpscBulk
+            | Variant::PtrRing => &*items,
+        };
+        let intact = out.len() == n
+            && out
+                .iter()
+                .enumerate()
+                .all(|(i, &x)| x == base.wrapping_add(i).cast::<c_void>());
+        if moved != n * loops || !intact {
             pr_err!(
-                "rust_alf_queue_bench: FAIL {} bulk={}: {} of {} elements moved, {} failed checks\n",
+                "rust_alf_queue_bench: FAIL {} bulk={}: {} of {} elements moved, elements {}\n",
                 variant.name(),
                 n,
                 moved,
                 n * loops,
-                bad
+                if intact {
+                    "intact"
+                } else {
+                    "lost or out of order"
+                }
             );
             return Err(EINVAL);
         }
         Ok(r)
+    }
+
+    /// Runs the C reference's checks (`cq_check`), untimed, for `loops` rounds of `n`.
+    fn check_c_reference(&mut self, n: usize, loops: usize) -> Result {
+        let objs = self.items.as_mut_ptr();
+        // SAFETY: Both rings are live (type invariant of `CRing`), used by this thread alone,
+        // and empty (every run before left them so); `objs` holds `n <= MAX_BULK < RING`
+        // pointers.
+        let (mpmc, spsc) = unsafe {
+            (
+                rust_alf_queue_bench_cq_mpmc_check(
+                    self.c_mpmc.ptr,
+                    objs,
+                    n as c_int,
+                    loops as c_ulong,
+                ),
+                rust_alf_queue_bench_cq_spsc_check(
+                    self.c_spsc.ptr,
+                    objs,
+                    n as c_int,
+                    loops as c_ulong,
+                ),
+            )
+        };
+        if mpmc != 0 || spsc != 0 {
+            pr_err!(
+                "rust_alf_queue_bench: FAIL C reference bulk={}: {} failed checks (mpmc), {} (spsc)\n",
+                n,
+                mpmc,
+                spsc
+            );
+            return Err(EINVAL);
+        }
+        Ok(())
     }
 }
 
@@ -445,8 +508,12 @@ impl kernel::Module for AlfQueueBench {
                 continue;
             }
             let loops = (elems / n).max(1);
+            s.check_c_reference(n, loops)?;
             for run in 0..=runs {
-                for variant in Variant::ALL {
+                // Each repetition starts one variant further on (see the module docs).
+                let first = run as usize % Variant::ALL.len();
+                for j in 0..Variant::ALL.len() {
+                    let variant = Variant::ALL[(first + j) % Variant::ALL.len()];
                     let r = s.measure(variant, n, loops)?;
                     // Run 0 warms the caches up and is not reported.
                     if run > 0 {

@@ -310,87 +310,103 @@ static __always_inline bool cq_round(struct rust_alf_queue_bench_cq *q,
 }
 
 /*
- * One round in every CQ_CHECK_EVERY checks what it dequeued, one element per
- * checked round, in turn.  Odd, so that the checked rounds start at every
- * offset of the power-of-two ring that a round can start at.  Checking every
- * round slowed the loop by more than a tenth at bulk 16, which would flatter
- * the Rust queue it is compared with.
- */
-#define CQ_CHECK_EVERY 61
-
-/*
  * The timed loop: @loops times, enqueue the @n pointers of @objs in one bulk,
  * then dequeue @n in one bulk back into @objs (multi-producer/consumer
  * functions if @multi, single ones otherwise).  Returns the number of elements
  * that made the round trip, @n * @loops unless an operation moved fewer.
  *
- * The checks, cheap enough to stay in the timed loop: in every CQ_CHECK_EVERY
- * rounds, one slot of @objs (the next one each time) is cleared between the
- * enqueue and the dequeue and must come back holding what was enqueued from
- * it; at the end, @objs must hold what it held at the start, in the same
- * order, and the four indices must all have advanced by the number of
- * elements moved.  *@bad is the number of failed checks.
+ * The count each call returns is its only check, as in the Rust loops it is
+ * compared with; the rest is in cq_check(), which is not timed.
  */
 static __always_inline unsigned long cq_run(struct rust_alf_queue_bench_cq *q,
 					    void **objs, u32 n,
-					    unsigned long loops,
-					    unsigned long *bad, bool multi)
+					    unsigned long loops, bool multi)
+{
+	unsigned long moved = 0;
+	unsigned long l;
+
+	for (l = 0; l < loops; l++) {
+		if (!cq_round(q, objs, n, multi))
+			break;
+		moved += n;
+	}
+	return moved;
+}
+
+/*
+ * The checks of the C reference, run before the timed runs and not timed:
+ * the loop of cq_run(), @loops rounds, but in every round one slot of @objs
+ * (the next one each time) is cleared between the enqueue and the dequeue and
+ * must come back holding what was enqueued from it; at the end, @objs must
+ * hold what it held at the start, in the same order, and the four indices
+ * must all have advanced by the number of elements moved, @n * @loops.
+ * Returns the number of failed checks.
+ */
+static unsigned long cq_check(struct rust_alf_queue_bench_cq *q, void **objs,
+			      u32 n, unsigned long loops, bool multi)
 {
 	unsigned long before = cq_fingerprint(objs, n);
 	u32 start = q->prod.head;
 	unsigned long moved = 0;
-	unsigned long mismatches = 0;
-	u32 countdown = CQ_CHECK_EVERY;
+	unsigned long bad = 0;
 	unsigned long l;
 	void *sent;
 	u32 j = 0;
 	u32 end;
 
-	if (!n) {
-		*bad = 0;
+	if (!n)
 		return 0;
-	}
 	for (l = 0; l < loops; l++) {
-		if (likely(--countdown)) {
-			if (!cq_round(q, objs, n, multi))
-				break;
-		} else {
-			countdown = CQ_CHECK_EVERY;
-			if ((multi ? cq_mp_enqueue(q, objs, n) :
-				     cq_sp_enqueue(q, objs, n)) != n)
-				break;
-			sent = objs[j];
-			objs[j] = NULL;
-			if ((multi ? cq_mc_dequeue(q, objs, n) :
-				     cq_sc_dequeue(q, objs, n)) != n)
-				break;
-			mismatches += objs[j] != sent;
-			j = j + 1 == n ? 0 : j + 1;
+		if ((multi ? cq_mp_enqueue(q, objs, n) :
+			     cq_sp_enqueue(q, objs, n)) != n)
+			break;
+		sent = objs[j];
+		objs[j] = NULL;
+		if ((multi ? cq_mc_dequeue(q, objs, n) :
+			     cq_sc_dequeue(q, objs, n)) != n) {
+			objs[j] = sent;
+			break;
 		}
+		bad += objs[j] != sent;
+		j = j + 1 == n ? 0 : j + 1;
 		moved += n;
 	}
 	end = start + (u32)moved;
-	mismatches += cq_fingerprint(objs, n) != before;
-	mismatches += q->prod.head != end || q->prod.tail != end ||
-		      q->cons.head != end || q->cons.tail != end;
-	*bad = mismatches;
-	return moved;
+	bad += moved != (unsigned long)n * loops;
+	bad += cq_fingerprint(objs, n) != before;
+	bad += q->prod.head != end || q->prod.tail != end ||
+	       q->cons.head != end || q->cons.tail != end;
+	return bad;
 }
 
 /* cq_run() with alf_mp_enqueue() and alf_mc_dequeue(). */
 unsigned long rust_alf_queue_bench_cq_mpmc_run(struct rust_alf_queue_bench_cq *q,
 					       void **objs, int n,
-					       unsigned long loops,
-					       unsigned long *bad)
+					       unsigned long loops)
 {
-	return cq_run(q, objs, n, loops, bad, true);
+	return cq_run(q, objs, n, loops, true);
 }
 
 /* cq_run() with alf_sp_enqueue() and alf_sc_dequeue(). */
 unsigned long rust_alf_queue_bench_cq_spsc_run(struct rust_alf_queue_bench_cq *q,
 					       void **objs, int n,
-					       unsigned long loops,
-					       unsigned long *bad)
+					       unsigned long loops)
 {
-	return cq_run(q, objs, n, loops, bad, false);
+	return cq_run(q, objs, n, loops, false);
+}
+
+/* cq_check() with the multi-producer/consumer functions. */
+unsigned long rust_alf_queue_bench_cq_mpmc_check(struct rust_alf_queue_bench_cq *q,
+						 void **objs, int n,
+						 unsigned long loops)
+{
+	return cq_check(q, objs, n, loops, true);
+}
+
+/* cq_check() with the single-producer/consumer functions. */
+unsigned long rust_alf_queue_bench_cq_spsc_check(struct rust_alf_queue_bench_cq *q,
+						 void **objs, int n,
+						 unsigned long loops)
+{
+	return cq_check(q, objs, n, loops, false);
 }

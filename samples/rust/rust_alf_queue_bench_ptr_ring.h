@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * The C side of rust_alf_queue_bench: the timed loops of ptr_ring and of the
- * C reference of the original alf_queue, called from rust_alf_queue_bench.rs
- * (which declares these functions again in Rust).
+ * C reference of the original alf_queue, and the C reference's untimed
+ * checks, called from rust_alf_queue_bench.rs (which declares these functions
+ * again in Rust).
  */
 #ifndef RUST_ALF_QUEUE_BENCH_PTR_RING_H
 #define RUST_ALF_QUEUE_BENCH_PTR_RING_H
@@ -21,11 +22,15 @@ struct rust_alf_queue_bench_cq *rust_alf_queue_bench_cq_new(u32 size);
 void rust_alf_queue_bench_cq_free(struct rust_alf_queue_bench_cq *q);
 unsigned long rust_alf_queue_bench_cq_mpmc_run(struct rust_alf_queue_bench_cq *q,
 					       void **objs, int n,
-					       unsigned long loops,
-					       unsigned long *bad);
+					       unsigned long loops);
 unsigned long rust_alf_queue_bench_cq_spsc_run(struct rust_alf_queue_bench_cq *q,
 					       void **objs, int n,
-					       unsigned long loops,
-					       unsigned long *bad);
+					       unsigned long loops);
+unsigned long rust_alf_queue_bench_cq_mpmc_check(struct rust_alf_queue_bench_cq *q,
+						 void **objs, int n,
+						 unsigned long loops);
+unsigned long rust_alf_queue_bench_cq_spsc_check(struct rust_alf_queue_bench_cq *q,
+						 void **objs, int n,
+						 unsigned long loops);
 
 #endif

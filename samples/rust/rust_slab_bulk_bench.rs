@@ -27,7 +27,9 @@
 //!   the C original does, 0 to keep one cache for the whole sweep.
 //!
 //! It prints one `rfl_bench:` line per run (see `bench_common.rs`) and stays loaded; unload it
-//! with `rmmod`.
+//! with `rmmod`. An allocation that fails is counted, not skipped (a skipped free would lower
+//! the cost per object): a run with any failure prints a `FAIL` line and fails the load with
+//! `ENOMEM`.
 
 use core::ffi::c_void;
 use core::mem::MaybeUninit;
@@ -110,59 +112,82 @@ struct Run<'c, 'b> {
 }
 
 impl Run<'_, '_> {
+    // Each loop returns the number of allocations that failed. A failed allocation skips its
+    // free, so it would lower the cost per object of the run it happens in: the caller fails
+    // the run instead. Counting costs nothing on the path that succeeds (the test for failure
+    // is there anyway).
+
     /// C API, one object at a time.
-    fn raw_single(&mut self, n: usize, loops: usize) {
+    fn raw_single(&mut self, n: usize, loops: usize) -> usize {
         let s = self.cache.as_raw();
         let p = &mut self.raw[..n];
+        let mut failed = 0;
         for _ in 0..loops {
             for slot in p.iter_mut() {
                 // SAFETY: `s` is a live cache; the flags suit process context.
                 *slot = unsafe { bindings::kmem_cache_alloc_noprof(s, self.gfp) };
             }
             for obj in p.iter() {
-                if !obj.is_null() {
+                if obj.is_null() {
+                    failed += 1;
+                } else {
                     // SAFETY: `obj` was just allocated from `s` and is freed once.
                     unsafe { bindings::kmem_cache_free(s, *obj) };
                 }
             }
         }
+        failed
     }
 
     /// C API, in bulk.
-    fn raw_bulk(&mut self, n: usize, loops: usize) {
+    fn raw_bulk(&mut self, n: usize, loops: usize) -> usize {
         let s = self.cache.as_raw();
         let p = self.raw.as_mut_ptr();
+        let mut failed = 0;
         for _ in 0..loops {
             // SAFETY: `p` has room for `n <= MAX_BULK` pointers; IRQs are on (process context).
             // (The result is a count, `int`, up to 6.x and a `bool` from 7.0 on: 0 is failure.)
             if unsafe { bindings::kmem_cache_alloc_bulk_noprof(s, self.gfp, n, p) } as i32 == 0 {
+                // All or nothing: none of the `n` was allocated.
+                failed += n;
                 continue;
             }
             // SAFETY: The `n` objects were just allocated from `s`, none is NULL.
             unsafe { bindings::kmem_cache_free_bulk(s, n, p) };
         }
+        failed
     }
 
     /// `kernel::slab_bulk`, one object at a time.
-    fn ours_single(&mut self, n: usize, loops: usize) {
+    fn ours_single(&mut self, n: usize, loops: usize) -> usize {
         let objs = &mut self.objs[..n];
+        let mut failed = 0;
         for _ in 0..loops {
             for slot in objs.iter_mut() {
                 *slot = self.cache.alloc_uninit(self.flags).ok();
             }
             for slot in objs.iter_mut() {
-                drop(slot.take());
+                match slot.take() {
+                    Some(obj) => drop(obj),
+                    None => failed += 1,
+                }
             }
         }
+        failed
     }
 
     /// `kernel::slab_bulk`, in bulk.
-    fn ours_bulk(&mut self, n: usize, loops: usize) {
+    fn ours_bulk(&mut self, n: usize, loops: usize) -> usize {
+        let mut failed = 0;
         for _ in 0..loops {
             if self.batch.alloc(n, self.flags).is_ok() {
                 self.batch.free();
+            } else {
+                // All or nothing, as `kmem_cache_alloc_bulk`.
+                failed += n;
             }
         }
+        failed
     }
 }
 
@@ -218,14 +243,27 @@ fn measure(
         flags,
         gfp,
     };
+    let mut failed = 0;
     bench::pause();
-    let r = bench::time((loops * n) as u64, || match variant {
-        Variant::RawSingle => run.raw_single(n, loops),
-        Variant::RawBulk => run.raw_bulk(n, loops),
-        Variant::OursSingle => run.ours_single(n, loops),
-        Variant::OursBulk => run.ours_bulk(n, loops),
+    let r = bench::time((loops * n) as u64, || {
+        failed = match variant {
+            Variant::RawSingle => run.raw_single(n, loops),
+            Variant::RawBulk => run.raw_bulk(n, loops),
+            Variant::OursSingle => run.ours_single(n, loops),
+            Variant::OursBulk => run.ours_bulk(n, loops),
+        }
     });
     // The batch lives in `slot`, which does not drop it: it is empty after every variant.
+    if failed != 0 {
+        pr_err!(
+            "rust_slab_bulk_bench: FAIL {} bulk={}: {} of {} allocations failed\n",
+            variant.name(),
+            n,
+            failed,
+            loops * n
+        );
+        return Err(ENOMEM);
+    }
     Ok(r)
 }
 

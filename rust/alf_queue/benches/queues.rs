@@ -13,8 +13,18 @@
 //! Queues: ours (`alf_mpmc`, `alf_spsc`: batches filled with `Batch::fill_from` and moved with
 //! the bulk/burst API, or `_single`: one element per call), crossbeam-queue
 //! `ArrayQueue` and concurrent-queue `ConcurrentQueue::bounded` (one element per call, there
-//! is no bulk API), rtrb (chunks) and ringbuf (slices), both SPSC. All have 1024 slots and
-//! carry `usize` elements (the size of a pointer).
+//! is no bulk API), rtrb (chunks, written with `write_chunk_uninit` and `fill_from_iter`, its
+//! fastest way in) and ringbuf (slices), both SPSC. All have 1024 slots and carry `usize`
+//! elements (the size of a pointer).
+//!
+//! Across threads, every worker thread is pinned to a CPU of its own (from the CPUs this
+//! process may run on; `ALF_BENCH_NO_PIN=1` in the environment turns that off) and waits at a
+//! barrier; the time of a run is from the first worker's
+//! start to the last worker's end, each taken by the worker itself, so no worker can run
+//! before the clock starts. A group that needs more spinning threads than there are CPUs is
+//! named with an `_oversubscribed` suffix (`2p2c_oversubscribed` on a 2-CPU machine) and its
+//! threads are left to the scheduler, unpinned: its figures measure how the queues cope with
+//! preemption, not their throughput, and `report.py` keeps them apart.
 //!
 //! ```text
 //! cargo bench -p alf_queue --bench queues                  # everything (~10 min)
@@ -157,12 +167,8 @@ fn single_thread(c: &mut Criterion) {
             let (mut p, mut c) = rtrb::RingBuffer::<usize>::new(CAP);
             bch.iter_custom(|iters| {
                 per_element(iters, k, || {
-                    let mut w = p.write_chunk(k).unwrap();
-                    let (a, b) = w.as_mut_slices();
-                    for (i, x) in a.iter_mut().chain(b.iter_mut()).enumerate() {
-                        *x = i;
-                    }
-                    w.commit_all();
+                    let w = p.write_chunk_uninit(k).unwrap();
+                    assert_eq!(w.fill_from_iter(0..k), k);
                     let r = c.read_chunk(k).unwrap();
                     let (a, b) = r.as_slices();
                     black_box(a.iter().chain(b).sum::<usize>());
@@ -205,27 +211,76 @@ fn backoff(spins: &mut u32) {
 
 type Job<'a> = Box<dyn FnOnce() + Send + 'a>;
 
-/// Starts every job at once (behind a barrier) and returns the time until the last ends.
+/// The CPUs this process may run on, in order.
+fn allowed_cpus() -> Vec<usize> {
+    // SAFETY: `cpu_set_t` is plain data, valid when zeroed; `sched_getaffinity` writes at most
+    // `size_of::<cpu_set_t>()` bytes into it.
+    unsafe {
+        let mut set: libc::cpu_set_t = std::mem::zeroed();
+        if libc::sched_getaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &mut set) != 0 {
+            return Vec::new();
+        }
+        (0..libc::CPU_SETSIZE as usize)
+            .filter(|&c| libc::CPU_ISSET(c, &set))
+            .collect()
+    }
+}
+
+/// Pins the calling thread to `cpu`; panics if that fails (a run that asked for pinned
+/// threads must not silently measure unpinned ones).
+fn pin_to(cpu: usize) {
+    // SAFETY: As in `allowed_cpus`; `sched_setaffinity(0, ..)` applies to the calling thread.
+    let rc = unsafe {
+        let mut set: libc::cpu_set_t = std::mem::zeroed();
+        libc::CPU_SET(cpu, &mut set);
+        libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set)
+    };
+    assert_eq!(rc, 0, "sched_setaffinity to CPU {cpu}");
+}
+
+/// Whether `threads` spinning threads are more than this process has CPUs.
+fn oversubscribed(threads: usize) -> bool {
+    threads > allowed_cpus().len().max(1)
+}
+
+/// The name of a cross-thread group of `threads` threads: `name`, or `name_oversubscribed`.
+fn group_name(name: &str, threads: usize) -> String {
+    if oversubscribed(threads) {
+        format!("{name}_oversubscribed")
+    } else {
+        name.to_owned()
+    }
+}
+
+/// Runs every job on a thread of its own, pinned to a CPU of its own unless there are more
+/// jobs than CPUs, all released at once by a barrier; returns the time from the first job's
+/// start to the last job's end, as the jobs' threads saw them.
 fn run_jobs(jobs: Vec<Job<'_>>) -> Duration {
-    let barrier = Barrier::new(jobs.len() + 1);
-    std::thread::scope(|s| {
+    let cpus = allowed_cpus();
+    let pin = jobs.len() <= cpus.len() && std::env::var_os("ALF_BENCH_NO_PIN").is_none();
+    let barrier = Barrier::new(jobs.len());
+    let spans: Vec<(Instant, Instant)> = std::thread::scope(|s| {
         let handles: Vec<_> = jobs
             .into_iter()
-            .map(|job| {
-                let barrier = &barrier;
+            .enumerate()
+            .map(|(i, job)| {
+                let (barrier, cpus) = (&barrier, &cpus);
                 s.spawn(move || {
+                    if pin {
+                        pin_to(cpus[i]);
+                    }
                     barrier.wait();
+                    let start = Instant::now();
                     job();
+                    (start, Instant::now())
                 })
             })
             .collect();
-        barrier.wait();
-        let t = Instant::now();
-        for h in handles {
-            h.join().unwrap();
-        }
-        t.elapsed()
-    })
+        handles.into_iter().map(|h| h.join().unwrap()).collect()
+    });
+    let first = spans.iter().map(|s| s.0).min().unwrap();
+    let last = spans.iter().map(|s| s.1).max().unwrap();
+    last - first
 }
 
 /// Moves about `iters` elements from `p` producers to `c` consumers; returns the time scaled to
@@ -371,7 +426,7 @@ fn concurrent_pop(q: &ConcurrentQueue<usize>) -> Option<usize> {
 }
 
 fn one_producer_one_consumer(c: &mut Criterion) {
-    let mut g = c.benchmark_group("1p1c");
+    let mut g = c.benchmark_group(group_name("1p1c", 2));
     g.sample_size(20)
         .warm_up_time(Duration::from_millis(500))
         .measurement_time(Duration::from_secs(3));
@@ -486,13 +541,9 @@ fn one_producer_one_consumer(c: &mut Criterion) {
                             let mut spins = 0;
                             while sent < per_producer {
                                 let n = (k as u64).min(per_producer - sent) as usize;
-                                match p.write_chunk(n) {
-                                    Ok(mut w) => {
-                                        let (a, b) = w.as_mut_slices();
-                                        for (i, x) in a.iter_mut().chain(b.iter_mut()).enumerate() {
-                                            *x = i;
-                                        }
-                                        w.commit_all();
+                                match p.write_chunk_uninit(n) {
+                                    Ok(w) => {
+                                        w.fill_from_iter(0..n);
                                         sent += n as u64;
                                     }
                                     Err(_) => backoff(&mut spins),
@@ -567,7 +618,7 @@ fn one_producer_one_consumer(c: &mut Criterion) {
 }
 
 fn two_producers_two_consumers(c: &mut Criterion) {
-    let mut g = c.benchmark_group("2p2c");
+    let mut g = c.benchmark_group(group_name("2p2c", 4));
     g.sample_size(20)
         .warm_up_time(Duration::from_millis(500))
         .measurement_time(Duration::from_secs(3));

@@ -410,6 +410,48 @@ fn queue_drops_leftovers_once() {
     books.check_all_dropped();
 }
 
+/// An item whose drop panics, for the unwinding paths.
+struct PanicsOnDrop(#[expect(dead_code)] Tracked);
+
+impl Drop for PanicsOnDrop {
+    fn drop(&mut self) {
+        panic!("PanicsOnDrop");
+    }
+}
+
+/// A queue dropped while it holds a panicking item drops every other item, in both runs of a
+/// ring that wraps (issue 11, defect 3: the run after the end of the slot array leaked).
+#[test]
+fn queue_drop_unwinds_through_both_runs() {
+    let mut leaks = Vec::new();
+    for panicking in 0..6 {
+        let books = Books::default();
+        let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            // Six items from index 5 of an 8-slot ring: slots 5, 6, 7, then 0, 1, 2.
+            let q = MpmcQueue::<Result<Tracked, PanicsOnDrop>, 8>::with_start_index(5);
+            for i in 0..6 {
+                let item = if i == panicking {
+                    Err(PanicsOnDrop(books.make()))
+                } else {
+                    Ok(books.make())
+                };
+                assert!(q.enqueue(item).is_ok());
+            }
+        }));
+        assert!(result.is_err());
+        // `PanicsOnDrop`'s own field is dropped while unwinding out of its `drop`.
+        if books.live() != 0 {
+            leaks.push((panicking, books.live()));
+        } else {
+            books.check_all_dropped();
+        }
+    }
+    assert!(
+        leaks.is_empty(),
+        "(panicking item, items leaked): {leaks:?}"
+    );
+}
+
 #[test]
 fn error_paths_keep_ownership() {
     let books = Books::default();

@@ -330,6 +330,92 @@ fn mpmc_1p2c_full() {
     );
 }
 
+/// A producer whose cached copy of `cons.tail` is older than the tail behind the current
+/// `prod.head`: two producers reload the tail at different times and store their copies in
+/// the wrong order, so the second one finds a copy from before the first one's reservation and
+/// computes a "negative" (wrapped) free count. It must treat that as too little room and read
+/// the real tail again, not reserve slots that hold items.
+#[test]
+fn mpmc_2p1c_stale_copy() {
+    model("the bulk producer got in while the consumer ran", || {
+        let q = Arc::new(MpmcQueue::<Item, 2>::new());
+        // The producers' copy of `cons.tail` stays at 0 while the consumer moves on to 1:
+        // one item (1) in the ring, at index 1, `prod.head` at 2.
+        assert!(q.enqueue(item(0)).is_ok());
+        assert_eq!(q.dequeue().map(|it| *it), Some(0));
+        assert!(q.enqueue(item(1)).is_ok());
+        let bulk = {
+            let q = q.clone();
+            thread::spawn(move || {
+                let mut b = batch_of::<2>(&[10, 11]);
+                match q.enqueue_bulk(&mut b) {
+                    Ok(()) => true,
+                    Err(Error::Full) => false,
+                    Err(e) => panic!("{e:?}"),
+                }
+            })
+        };
+        let single = {
+            let q = q.clone();
+            thread::spawn(move || q.enqueue(item(20)).is_ok())
+        };
+        assert_eq!(q.dequeue().map(|it| *it), Some(1));
+        let bulk_in = bulk.join().unwrap();
+        let single_in = single.join().unwrap();
+        // The consumer freed one slot, so after it at most two items fit: the bulk, or the
+        // single one.
+        let left = drain_mp(&q);
+        match (bulk_in, single_in) {
+            (true, false) => assert_eq!(left, [10, 11]),
+            (false, true) => assert_eq!(left, [20]),
+            (false, false) => assert!(left.is_empty()),
+            (true, true) => panic!("both got in: {left:?}"),
+        }
+        bulk_in
+    });
+}
+
+/// The consumers' counterpart of `mpmc_2p1c_stale_copy`: two consumers store their copies of
+/// `prod.tail` in the wrong order, and the one that finds a copy older than the tail behind
+/// `cons.head` must read the real tail again, not take slots that hold no item yet.
+#[test]
+fn mpmc_1p2c_stale_copy() {
+    model(
+        "the bulk consumer got two items while the producer ran",
+        || {
+            let q = Arc::new(MpmcQueue::<Item, 2>::new());
+            // The consumers' copy of `prod.tail` is 1, `cons.head` is 1, the ring is empty.
+            assert!(q.enqueue(item(100)).is_ok());
+            assert_eq!(q.dequeue().map(|it| *it), Some(100));
+            let bulk = {
+                let q = q.clone();
+                thread::spawn(move || {
+                    let mut b = Batch::<Item, 2>::new();
+                    match q.dequeue_bulk(&mut b, 2) {
+                        Ok(()) => b.drain().map(|it| *it).collect(),
+                        Err(Error::Empty) => Vec::new(),
+                        Err(e) => panic!("{e:?}"),
+                    }
+                })
+            };
+            let single = {
+                let q = q.clone();
+                thread::spawn(move || q.dequeue().map(|it| *it))
+            };
+            for v in 0..2 {
+                assert!(q.enqueue(item(v)).is_ok());
+            }
+            let pair = bulk.join().unwrap();
+            let one = single.join().unwrap();
+            let mut taken = pair.clone();
+            taken.extend(one);
+            assert!(pair.is_empty() || pair == [0, 1], "{pair:?}");
+            assert_fifo_split(taken, drain_mp(&q), 2);
+            !pair.is_empty()
+        },
+    );
+}
+
 /// Mixed operations on both sides: a producer enqueueing a burst, a consumer dequeueing one
 /// item, and a third thread doing one enqueue and one dequeue; what is left is dropped with
 /// the queue.
@@ -436,5 +522,71 @@ fn spsc_bulk() {
         assert_eq!(got, [0, 1, 2, 3]);
         assert_eq!(q.len(), 1);
         calls > 1
+    });
+}
+
+/// Two producer-side calls from different threads, one after the other in time but ordered only
+/// by a `Relaxed` flag: the second producer may read a `prod.head` from before the first one's
+/// commit and write the same slot. This is why the `unsafe` single-side methods require
+/// happens-before between calls of one side, not merely calls that do not overlap (issue 11,
+/// defect 4). Loom reports the race on the slot.
+#[test]
+#[should_panic(expected = "Causality violation")]
+fn spsc_relaxed_handoff_races() {
+    spsc_handoff(
+        std::sync::atomic::Ordering::Relaxed,
+        std::sync::atomic::Ordering::Relaxed,
+    );
+}
+
+/// The same hand-off with `Release` and `Acquire`, which orders the two calls by
+/// happens-before as the contract asks: no race, and both items arrive in order.
+#[test]
+fn spsc_release_acquire_handoff() {
+    spsc_handoff(
+        std::sync::atomic::Ordering::Release,
+        std::sync::atomic::Ordering::Acquire,
+    );
+}
+
+/// One producer-side call on each of two threads, the second waiting for a flag that the first
+/// sets with `set` after its call and the second reads with `get`.
+fn spsc_handoff(set: std::sync::atomic::Ordering, get: std::sync::atomic::Ordering) {
+    use loom::sync::atomic::AtomicBool;
+    let mut builder = loom::model::Builder::new();
+    if builder.preemption_bound.is_none() {
+        builder.preemption_bound = Some(DEFAULT_PREEMPTIONS);
+    }
+    builder.check(move || {
+        let q = Arc::new(SpscQueue::<Item, 2>::new());
+        let done = Arc::new(AtomicBool::new(false));
+        let first = {
+            let (q, done) = (q.clone(), done.clone());
+            thread::spawn(move || {
+                // SAFETY: The only producer-side call until `done` is set; the second thread's
+                // call waits for it (ordered by happens-before only if `set`/`get` make it so,
+                // which is what this test is about).
+                assert!(unsafe { q.enqueue(item(0)) }.is_ok());
+                done.store(true, set);
+            })
+        };
+        let second = {
+            let (q, done) = (q.clone(), done.clone());
+            thread::spawn(move || {
+                while !done.load(get) {
+                    thread::yield_now();
+                }
+                // SAFETY: See above: the first thread's call has returned.
+                assert!(unsafe { q.enqueue(item(1)) }.is_ok());
+            })
+        };
+        first.join().unwrap();
+        second.join().unwrap();
+        let mut got = Vec::new();
+        // SAFETY: Both producers have been joined; this thread is the only user.
+        while let Some(it) = unsafe { q.dequeue() } {
+            got.push(*it);
+        }
+        assert_eq!(got, [0, 1]);
     });
 }

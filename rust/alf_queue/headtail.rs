@@ -1,0 +1,215 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! The index protocol, written once for both sides: move a head (reserve), update a tail
+//! (commit).
+//!
+//! Like DPDK's `__rte_ring_headtail_move_head` and `__rte_ring_update_tail`, the same two
+//! functions serve the producer and the consumer: the producer moves `prod.head` against
+//! `cons.tail` with a capacity of `N` (it counts free slots, `N + cons.tail - prod.head`), the
+//! consumer moves `cons.head` against `prod.tail` with a capacity of 0 (it counts items,
+//! `prod.tail - cons.head`). `MULTI` selects the multi-producer (multi-consumer) protocol,
+//! `FIXED` the all-or-nothing clamp.
+//!
+//! The orderings are labelled like DPDK's `rte_ring_c11_pvt.h`: `A*` are acquires, `R*`
+//! releases (`C*` for the cached copy of the other side's tail), and each comment names its
+//! partner. "This side" is the side whose [`HeadTail`] the method runs on, "the other side" the
+//! one whose tail it reads.
+
+use super::sync::{wait_for, AtomicU32, Ordering};
+
+/// One side's pair of free-running indices, alone on its cache line.
+///
+/// `head` is where the next reservation on this side starts; `tail` is where the committed
+/// (finished) operations on this side end. See [`Ring`] for what they mean together.
+///
+/// The alignment, 64 bytes, is one x86 cache line, the kernel's `L1_CACHE_BYTES` and the C
+/// original's `____cacheline_aligned_in_smp`: the producer pair, the consumer pair and the
+/// slots each start a line of their own. Intel's adjacent-line prefetcher fetches lines in
+/// 128-byte pairs, which argues for 128 (crossbeam's `CachePadded` uses it); 128 was tried in
+/// the 1P1C benchmarks and made no difference that could be told from the noise of the loaded
+/// machine they ran on, so the kernel's value stays until an idle-machine run says otherwise.
+///
+/// # Invariants
+///
+/// `other_tail` is a value the other side's `tail` has had (so it is at most the current one),
+/// and the other side's operations up to it happen before any operation of this side that
+/// read it. On a single side it is also at least the value that justified this side's `head`;
+/// on a multi side it may be older than that, because producers (consumers) store it in
+/// whatever order they run (see [`HeadTail::move_head`]).
+///
+/// [`Ring`]: super::ring::Ring
+#[repr(C, align(64))]
+pub(crate) struct HeadTail {
+    /// End of the reservations made on this side.
+    pub(crate) head: AtomicU32,
+    /// End of the operations completed and published on this side.
+    pub(crate) tail: AtomicU32,
+    /// The other side's `tail` as this side last read it.
+    ///
+    /// It saves reading the other side's cache line while the value last read still shows
+    /// enough room (items): an older tail only understates what is available, and the slots
+    /// it covers were handed over by the acquire that read it.
+    pub(crate) other_tail: AtomicU32,
+}
+
+impl HeadTail {
+    /// Creates a pair (and cache) at `start`.
+    #[cfg(not(loom))]
+    #[inline(always)]
+    pub(crate) const fn new(start: u32) -> Self {
+        Self {
+            head: AtomicU32::new(start),
+            tail: AtomicU32::new(start),
+            other_tail: AtomicU32::new(start),
+        }
+    }
+
+    /// Creates a pair (and cache) at `start`.
+    #[cfg(loom)]
+    pub(crate) fn new(start: u32) -> Self {
+        Self {
+            head: AtomicU32::new(start),
+            tail: AtomicU32::new(start),
+            other_tail: AtomicU32::new(start),
+        }
+    }
+
+    /// Reserves up to `n` entries for this side; `n <= size`.
+    ///
+    /// `other` is the other side's tail and `capacity` is `size` (the ring's `N`) for the
+    /// producer and 0 for the consumer, so that `capacity + other - head` is the number of
+    /// free slots (items) available to this side. Returns the first reserved index and the
+    /// number reserved, which is the one place where the two kinds of request differ: `n` or
+    /// 0 if `FIXED` (all or nothing), `min(n, available)` otherwise (as many as fit).
+    ///
+    /// The other side's tail is first taken from this side's cached copy, `other_tail`, and
+    /// read from the other side's cache line only when the copy shows fewer than `n` entries
+    /// (or, on a multi side, an impossible number, because the copy is older than the tail
+    /// that justified the current head).
+    ///
+    /// With `MULTI` the reservation is a compare-and-swap on `head`; without, nothing is
+    /// written to `head` here ([`HeadTail::update_tail`] stores it at the commit).
+    ///
+    /// # Safety
+    ///
+    /// If `!MULTI`, every other call of this side on this ring (of `move_head` and the
+    /// matching `update_tail`) happens before this one or after the matching `update_tail`.
+    #[inline(always)]
+    pub(crate) unsafe fn move_head<const MULTI: bool, const FIXED: bool>(
+        &self,
+        other: &AtomicU32,
+        capacity: u32,
+        size: u32,
+        n: u32,
+    ) -> (u32, u32) {
+        // A0: on a multi side, pairs with R1 (the successful head CAS) of the operation that
+        // moved `head` to the value we read: the other-side tail it saw (through C0/C1 or A1)
+        // happens before our A1 load, which therefore reads that value or a newer one. Without
+        // it, `available` could be computed from a tail older than the one that justified the
+        // current head, and wrap around. On a single side, Relaxed: only this side writes
+        // `head`, and the caller orders our calls.
+        let mut head = self.head.load(if MULTI {
+            Ordering::Acquire
+        } else {
+            Ordering::Relaxed
+        });
+        loop {
+            // C0: on a multi side, pairs with C1 of whichever operation of this side stored
+            // the copy: the other side's operations up to that tail, which happen before its
+            // A1, happen before our use of the slots. Relaxed on a single side: we stored it.
+            let cached = self.other_tail.load(if MULTI {
+                Ordering::Acquire
+            } else {
+                Ordering::Relaxed
+            });
+            let available = capacity.wrapping_add(cached).wrapping_sub(head);
+            // On a multi side a copy older than the tail behind the current head gives a
+            // "negative" (wrapped, larger than `size`) count: treat it as too few. `available`
+            // is in `n ..= size` exactly when `available - n`, wrapping, is at most `size - n`:
+            // one comparison instead of two.
+            let short = if MULTI {
+                available.wrapping_sub(n) > size - n
+            } else {
+                available < n
+            };
+            // The copy shows room (items) for all `n`: the common case, without the clamp.
+            let mut k = n;
+            if short {
+                // A1: pairs with R0 of the other side's commit (its tail store in
+                // `update_tail`): the other side's accesses to the slots up to that tail
+                // happen before ours.
+                let tail = other.load(Ordering::Acquire);
+                if !MULTI || tail != cached {
+                    // C1: on a multi side, pairs with C0 of the next operation of this side
+                    // (it inherits what our A1 acquired). Relaxed on a single side: only we
+                    // read it. INVARIANT: A value the other tail has had, acquired by A1.
+                    self.other_tail.store(
+                        tail,
+                        if MULTI {
+                            Ordering::Release
+                        } else {
+                            Ordering::Relaxed
+                        },
+                    );
+                }
+                // INVARIANT-USE: `head` is at most `capacity` ahead of the other tail that
+                // justified it, and A0 makes that tail no newer than `tail`: this is in
+                // `0 ..= size`.
+                let available = capacity.wrapping_add(tail).wrapping_sub(head);
+                // The clamp: all or nothing, or as many as fit.
+                k = if n <= available {
+                    n
+                } else if FIXED {
+                    0
+                } else {
+                    available
+                };
+            }
+            if !MULTI || k == 0 {
+                return (head, k);
+            }
+            // R1: pairs with A0/A2 of the next operation of this side to read `head`: it sees
+            // our other-side tail (see A0).
+            // A2: on failure, pairs with R1 of the operation that moved the head, as A0.
+            // INVARIANT: `k <= available`, so the order of the indices still holds; the
+            // entries `head .. head + k` pass to us.
+            match self.head.compare_exchange_weak(
+                head,
+                head.wrapping_add(k),
+                Ordering::Release,
+                Ordering::Acquire,
+            ) {
+                Ok(_) => return (head, k),
+                Err(current) => head = current,
+            }
+        }
+    }
+
+    /// Publishes the entries `head .. next`, which this side reserved with
+    /// [`HeadTail::move_head`] and has finished with.
+    ///
+    /// With `MULTI`, first waits until every earlier reservation on this side has been
+    /// committed.
+    #[inline(always)]
+    pub(crate) fn update_tail<const MULTI: bool>(&self, head: u32, next: u32) {
+        if MULTI {
+            // A3: pairs with R0 of the operation of this side that reserved just before us,
+            // when it publishes `tail == head`: its slot accesses happen before our R0 below,
+            // so the other side, acquiring our tail, also sees them. This wait is where a
+            // preempted operation stalls the ones behind it (see "Contexts" in the module
+            // docs).
+            wait_for(&self.tail, head, Ordering::Acquire);
+        } else {
+            // Relaxed: only this side acts on `head`. A single side publishes its reservation
+            // here, next to the tail, rather than when it reserves: `head` shares the line the
+            // other side polls, and one write to it per operation instead of two halves the
+            // times the line must be taken back. INVARIANT: `head == tail` again once the tail
+            // is stored.
+            self.head.store(next, Ordering::Relaxed);
+        }
+        // R0: pairs with A1 of the other side (its load of our tail in `move_head`): our
+        // accesses to the slots `head .. next` happen before its accesses to them.
+        // INVARIANT: The slots `head .. next` pass to the other side.
+        self.tail.store(next, Ordering::Release);
+    }
+}

@@ -1,0 +1,268 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! The one-thread loops of `samples/rust/rust_alf_queue_bench.rs` in userspace, against the C
+//! reference of `samples/rust/rust_alf_queue_bench_ptr_ring.c` (built by `build.rs` with gcc),
+//! for reading the generated code and counting instructions without a kernel build.
+//!
+//! ```text
+//! cd rust/alf_queue/micro && cargo build --release
+//! ./target/release/alf_queue_micro [elems] [runs]     # a table of ns per operation
+//! ONLY=variant,k ./target/release/alf_queue_micro      # one variant and k, for perf/valgrind
+//! ./run.sh ir | ./run.sh time                          # instructions (valgrind), CPU time
+//! ```
+//!
+//! Variants: 0 mpmc_single, 1 mpmc_bulk, 2 c_mpmc_bulk, 3 spsc_single, 4 spsc_bulk,
+//! 5 c_spsc_bulk. The `asm_*` functions are small wrappers to read with `objdump -d`.
+
+use alf_queue::{Batch, MpmcQueue, SpscQueue};
+use std::ffi::c_void;
+use std::hint::black_box;
+use std::time::Instant;
+
+const RING: usize = 1024;
+const MAX_BULK: usize = 256;
+type Item = *mut c_void;
+
+extern "C" {
+    fn rust_alf_queue_bench_cq_new(size: u32) -> *mut c_void;
+    fn rust_alf_queue_bench_cq_mpmc_run(q: *mut c_void, objs: *mut Item, n: i32, loops: u64)
+        -> u64;
+    fn rust_alf_queue_bench_cq_mpmc_check(
+        q: *mut c_void,
+        objs: *mut Item,
+        n: i32,
+        loops: u64,
+    ) -> u64;
+    fn rust_alf_queue_bench_cq_spsc_run(q: *mut c_void, objs: *mut Item, n: i32, loops: u64)
+        -> u64;
+    fn rust_alf_queue_bench_cq_spsc_check(
+        q: *mut c_void,
+        objs: *mut Item,
+        n: i32,
+        loops: u64,
+    ) -> u64;
+}
+
+#[inline(always)]
+fn single_rounds(
+    items: &mut [Item],
+    loops: usize,
+    mut enq: impl FnMut(Item) -> Result<(), Item>,
+    mut deq: impl FnMut() -> Option<Item>,
+) -> usize {
+    let mut moved = 0;
+    for _ in 0..loops {
+        for item in items.iter() {
+            if enq(*item).is_err() {
+                return moved;
+            }
+        }
+        for item in items.iter_mut() {
+            match deq() {
+                Some(x) => *item = x,
+                None => return moved,
+            }
+        }
+        moved += items.len();
+    }
+    moved
+}
+
+#[inline(always)]
+fn bulk_rounds(
+    b: &mut Batch<Item, MAX_BULK>,
+    n: usize,
+    loops: usize,
+    mut enq: impl FnMut(&mut Batch<Item, MAX_BULK>) -> bool,
+    mut deq: impl FnMut(&mut Batch<Item, MAX_BULK>, usize) -> bool,
+) -> usize {
+    let mut moved = 0;
+    for _ in 0..loops {
+        if !enq(b) || !deq(b, n) {
+            return moved;
+        }
+        moved += n;
+    }
+    moved
+}
+
+#[inline(never)]
+fn mpmc_single(q: &MpmcQueue<Item, RING>, items: &mut [Item], loops: usize) -> usize {
+    single_rounds(items, loops, |x| q.enqueue(x), || q.dequeue())
+}
+#[inline(never)]
+fn mpmc_bulk(
+    q: &MpmcQueue<Item, RING>,
+    b: &mut Batch<Item, MAX_BULK>,
+    n: usize,
+    loops: usize,
+) -> usize {
+    bulk_rounds(
+        b,
+        n,
+        loops,
+        |b| q.enqueue_bulk(b).is_ok(),
+        |b, n| q.dequeue_bulk(b, n).is_ok(),
+    )
+}
+#[inline(never)]
+fn spsc_single(q: &mut SpscQueue<Item, RING>, items: &mut [Item], loops: usize) -> usize {
+    let (mut tx, mut rx) = q.split();
+    single_rounds(items, loops, |x| tx.enqueue(x), || rx.dequeue())
+}
+#[inline(never)]
+fn spsc_bulk(
+    q: &mut SpscQueue<Item, RING>,
+    b: &mut Batch<Item, MAX_BULK>,
+    n: usize,
+    loops: usize,
+) -> usize {
+    let (mut tx, mut rx) = q.split();
+    bulk_rounds(
+        b,
+        n,
+        loops,
+        |b| tx.enqueue_bulk(b).is_ok(),
+        |b, n| rx.dequeue_bulk(b, n).is_ok(),
+    )
+}
+
+// For reading the generated code.
+#[no_mangle]
+#[inline(never)]
+pub fn asm_spsc_enqueue_bulk(q: &SpscQueue<Item, RING>, b: &mut Batch<Item, MAX_BULK>) -> bool {
+    unsafe { q.enqueue_bulk(b).is_ok() }
+}
+#[no_mangle]
+#[inline(never)]
+pub fn asm_spsc_dequeue_bulk(
+    q: &SpscQueue<Item, RING>,
+    b: &mut Batch<Item, MAX_BULK>,
+    n: usize,
+) -> bool {
+    unsafe { q.dequeue_bulk(b, n).is_ok() }
+}
+#[no_mangle]
+#[inline(never)]
+pub fn asm_mpmc_enqueue_bulk(q: &MpmcQueue<Item, RING>, b: &mut Batch<Item, MAX_BULK>) -> bool {
+    q.enqueue_bulk(b).is_ok()
+}
+#[no_mangle]
+#[inline(never)]
+pub fn asm_spsc_enqueue(q: &SpscQueue<Item, RING>, x: Item) -> bool {
+    unsafe { q.enqueue(x).is_ok() }
+}
+
+fn main() {
+    let elems: usize = std::env::args()
+        .nth(1)
+        .map(|s| s.parse().unwrap())
+        .unwrap_or(1 << 23);
+    let runs: usize = std::env::args()
+        .nth(2)
+        .map(|s| s.parse().unwrap())
+        .unwrap_or(5);
+    let mut mpmc = Box::new(MpmcQueue::<Item, RING>::new());
+    let mut spsc = Box::new(SpscQueue::<Item, RING>::new());
+    let cm = unsafe { rust_alf_queue_bench_cq_new(RING as u32) };
+    let cs = unsafe { rust_alf_queue_bench_cq_new(RING as u32) };
+    let mut items: Vec<Item> = (0..MAX_BULK).map(|i| (0x1000 + 8 * i) as Item).collect();
+    let mut b = Box::new(Batch::<Item, MAX_BULK>::new());
+    let only: Option<(usize, usize)> = std::env::var("ONLY").ok().map(|s| {
+        let (v, k) = s.split_once(',').unwrap();
+        (v.parse().unwrap(), k.parse().unwrap())
+    });
+    if let Some((vi, n)) = only {
+        let loops = (elems / n).max(1);
+        b.clear();
+        b.fill_from(items[..n].iter().copied());
+        let moved = match vi {
+            0 => mpmc_single(&mpmc, &mut items[..n], loops),
+            1 => mpmc_bulk(&mpmc, &mut b, n, loops),
+            2 => unsafe {
+                rust_alf_queue_bench_cq_mpmc_run(cm, items.as_mut_ptr(), n as i32, loops as u64)
+                    as usize
+            },
+            3 => spsc_single(&mut spsc, &mut items[..n], loops),
+            4 => spsc_bulk(&mut spsc, &mut b, n, loops),
+            _ => unsafe {
+                rust_alf_queue_bench_cq_spsc_run(cs, items.as_mut_ptr(), n as i32, loops as u64)
+                    as usize
+            },
+        };
+        assert_eq!(moved, n * loops);
+        return;
+    }
+    for n in [1usize, 2, 3, 4, 8, 16, 64] {
+        let loops = (elems / n).max(1);
+        let bad = unsafe {
+            rust_alf_queue_bench_cq_mpmc_check(cm, items.as_mut_ptr(), n as i32, loops as u64)
+                + rust_alf_queue_bench_cq_spsc_check(cs, items.as_mut_ptr(), n as i32, loops as u64)
+        };
+        assert_eq!(bad, 0, "check n={n}");
+    }
+    let names = [
+        "mpmc_single",
+        "mpmc_bulk",
+        "c_mpmc_bulk",
+        "spsc_single",
+        "spsc_bulk",
+        "c_spsc_bulk",
+    ];
+    println!("ns per enqueue or dequeue of one element, median of {runs} runs");
+    println!(
+        "{:>4} {}",
+        "k",
+        names.iter().map(|n| format!("{n:>12}")).collect::<String>()
+    );
+    for n in [1usize, 2, 3, 4, 8, 16, 32, 64] {
+        let loops = (elems / n).max(1);
+        let mut res = vec![Vec::new(); names.len()];
+        for run in 0..=runs {
+            for v in 0..names.len() {
+                let vi = (v + run) % names.len();
+                b.clear();
+                b.fill_from(items[..n].iter().copied());
+                let t = Instant::now();
+                let moved = match vi {
+                    0 => mpmc_single(&mpmc, &mut items[..n], loops),
+                    1 => mpmc_bulk(&mpmc, &mut b, n, loops),
+                    2 => unsafe {
+                        rust_alf_queue_bench_cq_mpmc_run(
+                            cm,
+                            items.as_mut_ptr(),
+                            n as i32,
+                            loops as u64,
+                        ) as usize
+                    },
+                    3 => spsc_single(&mut spsc, &mut items[..n], loops),
+                    4 => spsc_bulk(&mut spsc, &mut b, n, loops),
+                    _ => unsafe {
+                        rust_alf_queue_bench_cq_spsc_run(
+                            cs,
+                            items.as_mut_ptr(),
+                            n as i32,
+                            loops as u64,
+                        ) as usize
+                    },
+                };
+                let ns = t.elapsed().as_nanos() as f64 / (2 * n * loops) as f64;
+                assert_eq!(moved, n * loops, "{}", names[vi]);
+                if run > 0 {
+                    res[vi].push(ns);
+                }
+            }
+        }
+        let med: Vec<f64> = res
+            .iter_mut()
+            .map(|r| {
+                r.sort_by(|a, b| a.partial_cmp(b).unwrap());
+                r[r.len() / 2]
+            })
+            .collect();
+        println!("{:>4} {}   spsc bulk/C {:.2} mpmc bulk/C {:.2} spsc bulk/single {:.2} mpmc bulk/single {:.2}", n,
+            med.iter().map(|m| format!("{m:>12.2}")).collect::<String>(),
+            med[4] / med[5], med[1] / med[2], med[4] / med[3], med[1] / med[0]);
+    }
+    black_box((&mut mpmc, &mut spsc));
+}
