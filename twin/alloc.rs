@@ -3,7 +3,7 @@
 //! Stand-in for `kernel::alloc`: GFP flags and `KBox`.
 
 use crate::bindings;
-use core::ops::{Deref, DerefMut};
+use core::ops::{BitAnd, BitOr, Deref, DerefMut, Not};
 
 /// Allocation error, as `kernel::alloc::AllocError`.
 #[derive(Copy, Clone, PartialEq, Eq, Debug)]
@@ -18,6 +18,32 @@ impl Flags {
     pub(crate) fn as_raw(self) -> u32 {
         self.0
     }
+
+    /// Whether all bits of `flags` are set.
+    pub fn contains(self, flags: Flags) -> bool {
+        (self & flags) == flags
+    }
+}
+
+impl BitOr for Flags {
+    type Output = Self;
+    fn bitor(self, rhs: Self) -> Self {
+        Self(self.0 | rhs.0)
+    }
+}
+
+impl BitAnd for Flags {
+    type Output = Self;
+    fn bitand(self, rhs: Self) -> Self {
+        Self(self.0 & rhs.0)
+    }
+}
+
+impl Not for Flags {
+    type Output = Self;
+    fn not(self) -> Self {
+        Self(!self.0)
+    }
 }
 
 /// The GFP flags of `kernel::alloc::flags`.
@@ -30,12 +56,19 @@ pub mod flags {
     pub const GFP_KERNEL: Flags = Flags(bindings::GFP_KERNEL);
     /// Does not sleep and does not warn.
     pub const GFP_NOWAIT: Flags = Flags(bindings::GFP_NOWAIT);
+    /// Suppress allocation failure reports.
+    pub const __GFP_NOWARN: Flags = Flags(bindings::__GFP_NOWARN);
 }
 
 /// A heap allocation with the `kernel::alloc::KBox` API used by the shared code and doctests.
 pub struct KBox<T>(Box<T>);
 
 impl<T> KBox<T> {
+    /// Allocates and moves `x` in.
+    pub fn new(x: T, _flags: Flags) -> Result<Self, AllocError> {
+        Ok(Self(Box::new(x)))
+    }
+
     /// Allocates uninitialised memory for a `T`.
     pub fn new_uninit(_flags: Flags) -> Result<KBox<core::mem::MaybeUninit<T>>, AllocError> {
         Ok(KBox(Box::new_uninit()))

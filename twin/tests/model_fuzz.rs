@@ -905,7 +905,7 @@ fn queue_epoch<'l>(ledger: &'l Ledger, q: &mut impl Queue<'l>, ops: &[[u8; 3]]) 
 /// first run of a wrapped ring when an item panicked) is merged: this fuzzer finds that defect
 /// within a few thousand executions (minimal program: an MPMC queue from index 0, one item in
 /// and out, eight in by bulk so that they wrap, the third of them panicking). Turn it on then.
-const QUEUE_DROP_PANICS: bool = false;
+const QUEUE_DROP_PANICS: bool = true;
 
 /// Drops the queue with what it holds (in up to two runs of its ring), maybe with one item
 /// armed, and then the batches: every item must be dropped once.

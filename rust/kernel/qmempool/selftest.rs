@@ -18,7 +18,7 @@ use super::{BhGuard, PoolObj, QMemPool};
 use crate::alloc::flags::GFP_ATOMIC;
 #[cfg(CONFIG_FAILSLAB)]
 use crate::error::code::ENOMEM;
-use crate::slab_bulk::{Cache, CacheFlags, KmemCache};
+use crate::slab_bulk::{CacheFlags, KmemCache};
 use core::sync::atomic::{AtomicUsize, Ordering};
 
 /// Asserts in both worlds: KUnit's assertion in the kernel, `assert!` in the twin. (The file
