@@ -75,7 +75,7 @@ mod pool;
 #[cfg(all(CONFIG_RUST_QMEMPOOL_KUNIT_TEST, kernel_ge_7_0))]
 mod kunit;
 #[cfg(all(CONFIG_RUST_QMEMPOOL_KUNIT_TEST, not(kernel_ge_7_0)))]
-#[path = "kunit_6_12.rs"]
+#[path = "../slab_bulk/kunit_6_12.rs"]
 mod kunit;
 #[cfg(any(test, CONFIG_RUST_QMEMPOOL_KUNIT_TEST))]
 pub(crate) mod selftest;

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! The KUnit suite `rust_slab_bulk` on 6.12: the tests of [`super::selftest`], registered with
-//! KUnit by hand.
+//! A KUnit suite on 6.12: the tests of [`super::selftest`], registered with KUnit by hand, under
+//! the name `super::selftest::SUITE`. `slab_bulk` and `qmempool` both mount this file.
 //!
 //! 6.12 has no Rust macro for KUnit suites (`kunit_unsafe_test_suite!` arrived in 6.15); this
 //! does what it does: a `kunit_case` array and a `kunit_suite` in writable statics, and a
@@ -74,7 +74,7 @@ macro_rules! suite {
 selftests!(suite);
 
 static mut SUITE: kunit_suite = kunit_suite {
-    name: suite_name("rust_slab_bulk"),
+    name: suite_name(super::selftest::SUITE),
     test_cases: addr_of_mut!(TEST_CASES).cast::<kunit_case>(),
     // SAFETY: As in `case`: all-zero is valid for the remaining fields.
     ..unsafe { core::mem::zeroed() }
