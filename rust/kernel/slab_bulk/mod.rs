@@ -52,7 +52,11 @@ mod kunit;
 #[cfg(all(CONFIG_RUST_SLAB_BULK_KUNIT_TEST, not(kernel_ge_7_0)))]
 #[path = "kunit_6_12.rs"]
 mod kunit;
-#[cfg(any(test, CONFIG_RUST_SLAB_BULK_KUNIT_TEST, CONFIG_RUST_QMEMPOOL_KUNIT_TEST))]
+#[cfg(any(
+    test,
+    CONFIG_RUST_SLAB_BULK_KUNIT_TEST,
+    CONFIG_RUST_QMEMPOOL_KUNIT_TEST
+))]
 pub(crate) mod selftest;
 
 pub use self::batch::ObjBatch;
