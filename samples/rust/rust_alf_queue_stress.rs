@@ -296,7 +296,7 @@ impl Failure {
             Failure::Lost(prod, seq) => {
                 pr_info!("{} {} FAIL lost: producer {} item {}\n", p, name, prod, seq)
             }
-            Failure::Queue(e) => pr_info!("{} {} FAIL queue error: {}\n", p, name, e),
+            Failure::Queue(e) => pr_info!("{} {} FAIL queue error: {:?}\n", p, name, e),
             Failure::Stalled => pr_info!(
                 "{} {} FAIL stalled: no progress for {} ms\n",
                 p,
