@@ -2,7 +2,7 @@
 # make test: every test of the project, userspace and kernel, then one closing line
 # "N passed, N failed" and a non-zero exit status if anything failed.
 #
-#   1. cargo: the userspace twin and alf_queue (unit tests, doctests, compile-fail doctests,
+#   1. cargo (skipped with USERSPACE=0): the userspace twin and alf_queue (unit tests, doctests, compile-fail doctests,
 #      stress tests), then the loom model tests, the same tests under Miri (scripts/miri.sh),
 #      and a short run of the model-based fuzzer (make fuzz runs 10^7 executions);
 #   2. KUnit on UML through kunit.py (the test kernel: KASAN, kmemleak, lockdep, failslab):
@@ -120,18 +120,20 @@ kunit_parse() {
 	krun sh -c "cd $G_TREE && python3 tools/testing/kunit/kunit.py parse --json=$2 $1" >/dev/null 2>&1 || true
 }
 
-### 1. userspace
-export CARGO_TERM_COLOR=never
-cargo_step "cargo test (twin, alf_queue)" "$logs/cargo.log" cargo test --workspace --release --no-fail-fast
-cargo_step "loom (alf_queue)" "$logs/loom.log" \
-	env RUSTFLAGS="--cfg loom" CARGO_TARGET_DIR="$PROJECT/target/loom" \
-	cargo test -p alf_queue --release --test loom --no-fail-fast
-cargo_step "Miri (twin, alf_queue API, doctests, small stress)" "$logs/miri.log" scripts/miri.sh
-# Three targets (slab with small objects, slab with order-3 slabs, queue), FUZZ_SHORT programs
-# each: its line counts the targets; the log has the executions, operations and seed.
-fuzz_short=${FUZZ_SHORT:-60000}
-cargo_step "model fuzzer, short run (3 x $fuzz_short programs)" "$logs/fuzz.log" \
-	env FUZZ_CASES="$fuzz_short" cargo test --release -p kernel --test model_fuzz -- --nocapture
+### 1. userspace (USERSPACE=0 skips it, for a run of the kernel steps alone)
+if [ "${USERSPACE:-1}" != 0 ]; then
+	export CARGO_TERM_COLOR=never
+	cargo_step "cargo test (twin, alf_queue)" "$logs/cargo.log" cargo test --workspace --release --no-fail-fast
+	cargo_step "loom (alf_queue)" "$logs/loom.log" \
+		env RUSTFLAGS="--cfg loom" CARGO_TARGET_DIR="$PROJECT/target/loom" \
+		cargo test -p alf_queue --release --test loom --no-fail-fast
+	cargo_step "Miri (twin, alf_queue API, doctests, small stress)" "$logs/miri.log" scripts/miri.sh
+	# Three targets (slab with small objects, slab with order-3 slabs, queue), FUZZ_SHORT programs
+	# each: its line counts the targets; the log has the executions, operations and seed.
+	fuzz_short=${FUZZ_SHORT:-60000}
+	cargo_step "model fuzzer, short run (3 x $fuzz_short programs)" "$logs/fuzz.log" \
+		env FUZZ_CASES="$fuzz_short" cargo test --release -p kernel --test model_fuzz -- --nocapture
+fi
 
 ### 2-4. each kernel
 kernel_tests() {
