@@ -2,16 +2,17 @@
 # make test: every test of the project, userspace and kernel, then one closing line
 # "N passed, N failed" and a non-zero exit status if anything failed.
 #
-#   1. cargo (skipped with USERSPACE=0): the userspace twin and alf_queue (unit tests, doctests, compile-fail doctests,
-#      stress tests), then the loom model tests, the same tests under Miri (scripts/miri.sh),
+#   1. cargo (USERSPACE=0 skips it): the userspace twin and alf_queue (unit tests, doctests,
+#      compile-fail doctests, stress tests), then the loom model tests, the same tests under Miri (scripts/miri.sh),
 #      and a short run of the model-based fuzzer (make fuzz runs 10^7 executions);
 #   2. KUnit on UML through kunit.py (the test kernel: KASAN, kmemleak, lockdep, failslab):
 #      the Rust doctests of the `kernel` crate, ours included, and the project's suites;
 #   3. the same UML kernel booted again: the project's suite re-run through debugfs with
 #      fail_page_alloc set up for the fault-injection tests' tasks, then a kmemleak scan;
-#   4. QEMU x86_64 under TCG with 2 CPUs: the project's suites built in, then the sample
-#      modules loaded and what they report checked (each scenario of the alf_queue stress
-#      test counts as one test).
+#   4. QEMU x86_64 under TCG with 2 CPUs and an igb NIC (KASAN): the project's suites built in,
+#      then the sample modules loaded and what they report checked (each scenario of the
+#      alf_queue stress test counts as one test), the skb free self-check, and pktgen through
+#      igb's TX cleanup and the shim, with the skb head cache's count checked after each phase.
 # Steps 2-4 run for each kernel of KERNELS (6.12 and 7.3 by default), each line of the summary
 # tagged with its kernel.  Each step's log is under $CACHE_DIR/test-logs (<version>/ for a
 # kernel's).
