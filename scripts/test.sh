@@ -257,7 +257,7 @@ kernel_tests() {
 		# The skb free paths, each skb released exactly once (a counting destructor), the skb
 		# head cache back to its count; then igb's TX cleanup through the shim under pktgen,
 		# to the end of the traffic and with the device taken down mid-traffic.
-		verdict_line "skb free self-check (QEMU, 2 CPUs)" "rfl_test: skb_free [A-Z]*$" "$klogs/qemu.log"
+		verdict_line "skb free self-check (QEMU, 2 CPUs)" "rfl_test: skb_free [A-Z][A-Z]*" "$klogs/qemu.log"
 		for phase in full down; do
 			verdict_line "shim in igb TX cleanup, pktgen, $phase (QEMU)" \
 				"rfl_test: shim_pktgen $phase [A-Z].*" "$klogs/qemu.log"
