@@ -131,6 +131,8 @@ fn spsc_bulk(
 #[no_mangle]
 #[inline(never)]
 pub fn asm_spsc_enqueue_bulk(q: &SpscQueue<Item, RING>, b: &mut Batch<Item, MAX_BULK>) -> bool {
+    // SAFETY: These wrappers exist for reading the generated code and nothing calls them; a
+    // caller would have to be the queue's only producer (consumer), as the method requires.
     unsafe { q.enqueue_bulk(b).is_ok() }
 }
 #[no_mangle]
@@ -140,6 +142,8 @@ pub fn asm_spsc_dequeue_bulk(
     b: &mut Batch<Item, MAX_BULK>,
     n: usize,
 ) -> bool {
+    // SAFETY: These wrappers exist for reading the generated code and nothing calls them; a
+    // caller would have to be the queue's only producer (consumer), as the method requires.
     unsafe { q.dequeue_bulk(b, n).is_ok() }
 }
 #[no_mangle]
@@ -150,6 +154,8 @@ pub fn asm_mpmc_enqueue_bulk(q: &MpmcQueue<Item, RING>, b: &mut Batch<Item, MAX_
 #[no_mangle]
 #[inline(never)]
 pub fn asm_spsc_enqueue(q: &SpscQueue<Item, RING>, x: Item) -> bool {
+    // SAFETY: These wrappers exist for reading the generated code and nothing calls them; a
+    // caller would have to be the queue's only producer (consumer), as the method requires.
     unsafe { q.enqueue(x).is_ok() }
 }
 
@@ -164,7 +170,9 @@ fn main() {
         .unwrap_or(5);
     let mut mpmc = Box::new(MpmcQueue::<Item, RING>::new());
     let mut spsc = Box::new(SpscQueue::<Item, RING>::new());
+    // SAFETY: `RING` is a power of two, as the C queue requires; the queues live until exit.
     let cm = unsafe { rust_alf_queue_bench_cq_new(RING as u32) };
+    // SAFETY: As above.
     let cs = unsafe { rust_alf_queue_bench_cq_new(RING as u32) };
     let mut items: Vec<Item> = (0..MAX_BULK).map(|i| (0x1000 + 8 * i) as Item).collect();
     let mut b = Box::new(Batch::<Item, MAX_BULK>::new());
@@ -172,29 +180,41 @@ fn main() {
         let (v, k) = s.split_once(',').unwrap();
         (v.parse().unwrap(), k.parse().unwrap())
     });
+    // Runs variant `vi` (the index into `names` below) for `loops` round trips of `n` elements,
+    // `b` filled with the first `n` items beforehand, and returns the elements moved.
+    let mut run_variant =
+        |vi: usize, n: usize, loops: usize, b: &mut Batch<Item, MAX_BULK>, items: &mut [Item]| {
+            b.clear();
+            b.fill_from(items[..n].iter().copied());
+            match vi {
+                0 => mpmc_single(&mpmc, &mut items[..n], loops),
+                1 => mpmc_bulk(&mpmc, b, n, loops),
+                // SAFETY: `cm` is a live C queue of `RING` slots used by this thread alone, empty
+                // after every complete run; `items` holds `n <= MAX_BULK < RING` pointers.
+                2 => unsafe {
+                    rust_alf_queue_bench_cq_mpmc_run(cm, items.as_mut_ptr(), n as i32, loops as u64)
+                        as usize
+                },
+                3 => spsc_single(&mut spsc, &mut items[..n], loops),
+                4 => spsc_bulk(&mut spsc, b, n, loops),
+                // SAFETY: As for variant 2, with `cs`.
+                _ => unsafe {
+                    rust_alf_queue_bench_cq_spsc_run(cs, items.as_mut_ptr(), n as i32, loops as u64)
+                        as usize
+                },
+            }
+        };
     if let Some((vi, n)) = only {
         let loops = (elems / n).max(1);
         b.clear();
         b.fill_from(items[..n].iter().copied());
-        let moved = match vi {
-            0 => mpmc_single(&mpmc, &mut items[..n], loops),
-            1 => mpmc_bulk(&mpmc, &mut b, n, loops),
-            2 => unsafe {
-                rust_alf_queue_bench_cq_mpmc_run(cm, items.as_mut_ptr(), n as i32, loops as u64)
-                    as usize
-            },
-            3 => spsc_single(&mut spsc, &mut items[..n], loops),
-            4 => spsc_bulk(&mut spsc, &mut b, n, loops),
-            _ => unsafe {
-                rust_alf_queue_bench_cq_spsc_run(cs, items.as_mut_ptr(), n as i32, loops as u64)
-                    as usize
-            },
-        };
-        assert_eq!(moved, n * loops);
+        assert_eq!(run_variant(vi, n, loops, &mut b, &mut items), n * loops);
         return;
     }
     for n in [1usize, 2, 3, 4, 8, 16, 64] {
         let loops = (elems / n).max(1);
+        // SAFETY: `cm` and `cs` are live C queues used by this thread alone; `items` holds
+        // `n <= MAX_BULK < RING` pointers.
         let bad = unsafe {
             rust_alf_queue_bench_cq_mpmc_check(cm, items.as_mut_ptr(), n as i32, loops as u64)
                 + rust_alf_queue_bench_cq_spsc_check(cs, items.as_mut_ptr(), n as i32, loops as u64)
@@ -224,28 +244,7 @@ fn main() {
                 b.clear();
                 b.fill_from(items[..n].iter().copied());
                 let t = Instant::now();
-                let moved = match vi {
-                    0 => mpmc_single(&mpmc, &mut items[..n], loops),
-                    1 => mpmc_bulk(&mpmc, &mut b, n, loops),
-                    2 => unsafe {
-                        rust_alf_queue_bench_cq_mpmc_run(
-                            cm,
-                            items.as_mut_ptr(),
-                            n as i32,
-                            loops as u64,
-                        ) as usize
-                    },
-                    3 => spsc_single(&mut spsc, &mut items[..n], loops),
-                    4 => spsc_bulk(&mut spsc, &mut b, n, loops),
-                    _ => unsafe {
-                        rust_alf_queue_bench_cq_spsc_run(
-                            cs,
-                            items.as_mut_ptr(),
-                            n as i32,
-                            loops as u64,
-                        ) as usize
-                    },
-                };
+                let moved = run_variant(vi, n, loops, &mut b, &mut items);
                 let ns = t.elapsed().as_nanos() as f64 / (2 * n * loops) as f64;
                 assert_eq!(moved, n * loops, "{}", names[vi]);
                 if run > 0 {
