@@ -7,7 +7,7 @@
 #      and a short run of the model-based fuzzer (make fuzz runs 10^7 executions);
 #   2. KUnit on UML through kunit.py (the test kernel: KASAN, kmemleak, lockdep, failslab):
 #      the Rust doctests of the `kernel` crate, ours included, and the project's suites;
-#   3. the same UML kernel booted again: the project's suite re-run through debugfs with
+#   3. the same UML kernel booted again: rust_slab_bulk and rust_qmempool re-run through debugfs with
 #      fail_page_alloc set up for the fault-injection tests' tasks, then a kmemleak scan;
 #   4. QEMU x86_64 under TCG with 2 CPUs and an igb NIC (KASAN): the project's suites built in,
 #      then the sample modules loaded and what they report checked (each scenario of the
@@ -156,12 +156,14 @@ kernel_tests() {
 			count "KUnit on UML (kunit.py): no results" 0 1
 		fi
 
-		log "faults and leaks: rust_slab_bulk again (UML)"
+		log "faults and leaks: rust_slab_bulk and rust_qmempool again (UML)"
 		plan=$(mktemp)
 		printf '%s\n' "kmemleak_report before" fault_tasks_setup "kunit_rerun rust_slab_bulk" \
-			"kmemleak_report after" >"$plan"
+			"kunit_rerun rust_qmempool" "kmemleak_report after" >"$plan"
+		# The boot runs both suites once (the glob matches rust_qmempool and rust_slab_bulk), the
+		# plan runs them again and kmemleak compares before and after.
 		if step "fault/kmemleak boot (UML)" "$PROJECT/scripts/uml-run.sh" "$KVER" um-test "$plan" "$klogs/faults.log" \
-			'kunit.filter_glob=rust_slab_bulk*'; then
+			'kunit.filter_glob=rust_[qs][ml]*'; then
 			# The suite's run in debugfs, with fail_page_alloc set up for marked tasks: this time
 			# bulk_fault_positions must take its failure path.
 			sed -n '/rfl_guest: kunit results begin rust_slab_bulk/,/rfl_guest: kunit results end/{/rfl_guest/!p}' \
@@ -173,6 +175,11 @@ kernel_tests() {
 				f=$((f + 1))
 			fi
 			count "rust_slab_bulk with fail_page_alloc (UML)" "$p" "$f"
+			sed -n '/rfl_guest: kunit results begin rust_qmempool/,/rfl_guest: kunit results end/{/rfl_guest/!p}' \
+				"$klogs/faults.log" >"$klogs/qmempool-rerun.ktap"
+			kunit_parse "$G_klogs/qmempool-rerun.ktap" "$G_klogs/qmempool-rerun.json"
+			read -r p f < <(kunit_counts "$klogs/qmempool-rerun.json" 2>/dev/null || echo "0 1")
+			count "rust_qmempool again, under kmemleak (UML)" "$p" "$f"
 			# What the suite leaked: the suspects of the second report that the first had not and
 			# that were allocated after the first began. (A boot-time object can turn up in the
 			# second report only, once a stale pointer to it somewhere has been overwritten; its
@@ -188,10 +195,10 @@ kernel_tests() {
 			}
 			new_leaks=$(comm -13 <(suspects before) <(suspects after "$since"))
 			if grep -q 'rfl_guest: kmemleak end after' "$klogs/faults.log" && [ -z "$new_leaks" ]; then
-				count "kmemleak: no leak from rust_slab_bulk" 1 0
+				count "kmemleak: no leak from rust_slab_bulk and rust_qmempool" 1 0
 			else
 				for a in $new_leaks; do grep -A12 "unreferenced object $a" "$klogs/faults.log"; done | head -60 >&2
-				count "kmemleak: $(echo "$new_leaks" | grep -c .) leak(s) from rust_slab_bulk" 0 1
+				count "kmemleak: $(echo "$new_leaks" | grep -c .) leak(s) from rust_slab_bulk and rust_qmempool" 0 1
 			fi
 		fi
 		rm -f "$plan"
