@@ -88,16 +88,19 @@ LAYOUT = {
         "variants": ["pool", "pool_bh", "c_qmempool", "c_qmempool_bh", "cache_single",
                      "cache_bulk", "sheaf_single"],
         "ratios": [
-            ("pool", "c_qmempool", "pool ours/C (softirq)"),
-            ("pool_bh", "c_qmempool_bh", "pool ours/C (BH disabled per call)"),
-            ("cache_single", "pool", "cache single/pool"),
-            ("sheaf_single", "pool", "sheaf single/pool"),
+            ("pool", "c_qmempool", "pool ours/C (BH per call)"),
+            ("pool_bh", "c_qmempool_bh", "pool ours/C (BH for the run)"),
+            ("cache_single", "pool", "cache single/pool (BH per call)"),
+            ("cache_single", "pool_bh", "cache single/pool (BH for the run)"),
+            ("sheaf_single", "pool_bh", "sheaf single/pool (BH for the run)"),
         ],
         "digits": 2,
         "notes": {
-            "uml": "pool and c_qmempool run with bottom halves disabled for the whole timed "
-            "loop (the softirq case of the original), pool_bh and c_qmempool_bh disable them "
-            "per call; sheaf_single (7.x only) is kmem_cache_alloc/free on a cache created "
+            "uml": "pool and c_qmempool disable bottom halves per call (the C original's "
+            "qmempool_alloc()/qmempool_free() outside softirq), pool_bh and c_qmempool_bh once "
+            "for the whole timed loop (the cost of the pool itself, as in softirq); "
+            "cache_single is kmem_cache_alloc/free, cache_bulk one bulk alloc and one bulk free "
+            "of the n outstanding objects; sheaf_single (7.x only) is kmem_cache_alloc/free on a cache created "
             "with sheaf_capacity = the pool's per-CPU size.",
         },
     },

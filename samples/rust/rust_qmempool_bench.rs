@@ -9,10 +9,10 @@
 //! 256 freed, as a NIC ring's refill and cleanup do). The ways, interleaved within each
 //! repetition in an order that rotates from one repetition to the next:
 //!
-//! - `pool`: [`QMemPool::alloc`] and dropping the [`PoolObj`](kernel::qmempool::PoolObj), each
+//! - `pool`: [`QMemPool::alloc_uninit`] and dropping the [`PoolObj`](kernel::qmempool::PoolObj), each
 //!   making its own [`BhGuard`] (`local_bh_disable()`/`local_bh_enable()` per call, as the C
 //!   original's `qmempool_alloc()`/`qmempool_free()` outside softirq);
-//! - `pool_bh`: [`QMemPool::alloc_in`] and [`QMemPool::free_in`] under one [`BhGuard`] for the
+//! - `pool_bh`: [`QMemPool::alloc_uninit_in`] and [`QMemPool::free_in`] under one [`BhGuard`] for the
 //!   whole run: the cost of the pool itself, as in softirq context;
 //! - `c_qmempool`, `c_qmempool_bh`: the same two ways through the C reference (in
 //!   `rust_qmempool_bench_c.c`, timed loop included): the C original's algorithm, same queue
@@ -200,7 +200,7 @@ fn pool<'p>(pool: &'p Pool<'_>, objs: &mut [Option<PoolObj<'p>>], loops: usize) 
     let mut done = 0;
     for _ in 0..loops {
         for slot in objs.iter_mut() {
-            *slot = pool.alloc(MaybeUninit::uninit(), GFP_ATOMIC).ok();
+            *slot = pool.alloc_uninit(GFP_ATOMIC).ok();
         }
         for slot in objs.iter_mut() {
             if slot.take().is_none() {
@@ -221,9 +221,7 @@ fn pool_bh<'p>(pool: &'p Pool<'_>, objs: &mut [Option<PoolObj<'p>>], loops: usiz
     let mut done = 0;
     for _ in 0..loops {
         for slot in objs.iter_mut() {
-            *slot = pool
-                .alloc_in(&guard, MaybeUninit::uninit(), GFP_ATOMIC)
-                .ok();
+            *slot = pool.alloc_uninit_in(&guard, GFP_ATOMIC).ok();
         }
         for slot in objs.iter_mut() {
             match slot.take() {

@@ -4,7 +4,7 @@
 
 use super::pool::{QMemPool, Raw};
 use core::fmt;
-use core::mem::ManuallyDrop;
+use core::mem::{ManuallyDrop, MaybeUninit};
 use core::ops::{Deref, DerefMut};
 use core::ptr::{self, NonNull};
 
@@ -76,6 +76,26 @@ impl<'p, T, const L: usize, const S: usize, const B: usize> PoolObj<'p, T, L, S,
         // should its `drop` panic, `home` gives the memory back to the pool.
         unsafe { ptr::drop_in_place(this.ptr.as_ptr()) };
         home.defuse()
+    }
+}
+
+impl<'p, U, const L: usize, const S: usize, const B: usize> PoolObj<'p, MaybeUninit<U>, L, S, B> {
+    /// Makes the free object `raw` of `pool`'s cache an object of `pool`, writing nothing: any
+    /// contents are a valid `MaybeUninit<U>`.
+    ///
+    /// # Safety
+    ///
+    /// `raw` is a free object of `pool`'s cache, owned by the caller, who gives it up.
+    #[inline]
+    pub(super) unsafe fn new_uninit(
+        pool: &'p QMemPool<'_, MaybeUninit<U>, L, S, B>,
+        raw: Raw<MaybeUninit<U>>,
+    ) -> Self {
+        // INVARIANT: an object of `pool`'s cache, owned, holding a valid `MaybeUninit<U>`.
+        Self {
+            ptr: raw.cast(),
+            pool,
+        }
     }
 }
 

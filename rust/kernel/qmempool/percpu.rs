@@ -91,7 +91,7 @@ impl<Q> PerCpu<Q> {
         // invariants). While `guard` lives the task cannot migrate (bottom halves disabled, or
         // it is the softirq), so the returned instance stays the current CPU's; the shared
         // borrow of `self` keeps the allocation alive.
-        unsafe { &*bindings::this_cpu_ptr(self.ptr.as_ptr()).cast::<Q>() }
+        unsafe { &*this_cpu_ptr(self.ptr.as_ptr()).cast::<Q>() }
     }
 
     /// Returns the instance of CPU `cpu`, if it is a possible CPU.
@@ -113,6 +113,20 @@ impl<Q> PerCpu<Q> {
             unsafe { &mut *bindings::per_cpu_ptr(ptr.as_ptr(), cpu).cast::<Q>() }
         })
     }
+}
+
+/// `this_cpu_ptr()`: the current CPU's instance of the per-CPU data at `ptr`.
+///
+/// On SMP, the kernel's helper (an out-of-line call from Rust). On a uniprocessor kernel
+/// (UML among them) there is one instance and the kernel's `per_cpu_ptr()` is the pointer
+/// itself (`include/linux/percpu-defs.h`), so it costs nothing here either.
+#[inline(always)]
+unsafe fn this_cpu_ptr(ptr: *mut c_void) -> *mut c_void {
+    #[cfg(CONFIG_SMP)]
+    // SAFETY: The caller passes a per-CPU pointer and cannot migrate meanwhile.
+    return unsafe { bindings::this_cpu_ptr(ptr) };
+    #[cfg(not(CONFIG_SMP))]
+    return ptr;
 }
 
 impl<Q> Drop for PerCpu<Q> {

@@ -194,10 +194,7 @@ impl<'c, T, const LOCAL: usize, const SHARED: usize, const BULK: usize>
     /// [`QMemPool::alloc_in`].
     #[inline]
     pub fn alloc(&self, value: T, flags: Flags) -> Result<PoolObj<'_, T, LOCAL, SHARED, BULK>> {
-        let raw = match BhGuard::new() {
-            Some(guard) => self.take(&guard, flags)?,
-            None => self.cache().alloc_uninit(nosleep(flags))?.into_raw(),
-        };
+        let raw = self.take_anywhere(flags)?;
         // SAFETY: `raw` is a free object of the pool's cache, owned by the caller.
         Ok(unsafe { PoolObj::new(self, raw, value) })
     }
@@ -222,6 +219,16 @@ impl<'c, T, const LOCAL: usize, const SHARED: usize, const BULK: usize>
             // SAFETY: `raw` is a free object of `cache`, owned by nobody else (the caller's
             // contract); `kmem_cache_free` may be called in any context but NMI.
             None => drop(unsafe { Obj::from_raw(self.cache, raw) }),
+        }
+    }
+
+    /// Takes a free object in whatever context the caller is in: under a [`BhGuard`] made for
+    /// the call or, where none can be made, from the cache directly.
+    #[inline]
+    fn take_anywhere(&self, flags: Flags) -> Result<Raw<T>> {
+        match BhGuard::new() {
+            Some(guard) => self.take(&guard, flags),
+            None => Ok(self.cache().alloc_uninit(nosleep(flags))?.into_raw()),
         }
     }
 
@@ -303,6 +310,57 @@ impl<'c, T, const LOCAL: usize, const SHARED: usize, const BULK: usize>
         let locals =
             percpu::possible_cpus().filter_map(move |cpu| Some((cpu, self.local.get(cpu)?.len())));
         (self.shared.len(), locals)
+    }
+}
+
+/// Pools of uninitialised objects: an allocation writes nothing into the object, as with the C
+/// API (moving a `MaybeUninit::uninit()` in would copy its bytes).
+impl<'c, U, const LOCAL: usize, const SHARED: usize, const BULK: usize>
+    QMemPool<'c, MaybeUninit<U>, LOCAL, SHARED, BULK>
+{
+    /// Allocates an uninitialised object on `guard`'s CPU. Errors as [`QMemPool::alloc_in`].
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # use kernel::prelude::*;
+    /// use core::mem::MaybeUninit;
+    /// use kernel::alloc::flags::GFP_ATOMIC;
+    /// use kernel::qmempool::{BhGuard, QMemPool};
+    /// use kernel::slab_bulk::{CacheFlags, KmemCache};
+    ///
+    /// let cache = KmemCache::<MaybeUninit<[u8; 256]>>::new(c"doc_qmempool_raw", CacheFlags::NONE)?;
+    /// let pool = QMemPool::<MaybeUninit<[u8; 256]>>::new(&cache)?;
+    /// if let Some(guard) = BhGuard::new() {
+    ///     let mut buf = pool.alloc_uninit_in(&guard, GFP_ATOMIC)?;
+    ///     buf.write([0xa5; 256]);
+    ///     pool.free_in(&guard, buf);
+    /// }
+    /// let buf = pool.alloc_uninit(GFP_ATOMIC)?;
+    /// drop(buf);
+    /// # Ok::<(), Error>(())
+    /// ```
+    #[inline]
+    pub fn alloc_uninit_in(
+        &self,
+        guard: &BhGuard,
+        flags: Flags,
+    ) -> Result<PoolObj<'_, MaybeUninit<U>, LOCAL, SHARED, BULK>> {
+        let raw = self.take(guard, flags)?;
+        // SAFETY: `raw` is a free object of the pool's cache, now owned by the caller.
+        Ok(unsafe { PoolObj::new_uninit(self, raw) })
+    }
+
+    /// Allocates an uninitialised object in whatever context the caller is in. Errors as
+    /// [`QMemPool::alloc`].
+    #[inline]
+    pub fn alloc_uninit(
+        &self,
+        flags: Flags,
+    ) -> Result<PoolObj<'_, MaybeUninit<U>, LOCAL, SHARED, BULK>> {
+        let raw = self.take_anywhere(flags)?;
+        // SAFETY: `raw` is a free object of the pool's cache, owned by the caller.
+        Ok(unsafe { PoolObj::new_uninit(self, raw) })
     }
 }
 
