@@ -13,8 +13,9 @@
 //!   rejects NULL entries and clobbers every entry it processed with a poison pointer, so a
 //!   caller that reuses the array after the call reads garbage;
 //! - every cache tracks its live objects: freeing an object twice, or to a cache it does not
-//!   belong to, panics; destroying a cache with live objects reports and leaks them; freed
-//!   objects are poisoned (`0x6b`);
+//!   belong to, panics; destroying a cache with live objects reports them and keeps (leaks) the
+//!   cache, as the kernel does, so that they may still be freed to it; freed objects are
+//!   poisoned (`0x6b`);
 //! - fault injection follows the kernel's `current->fail_nth`: the Nth fault point reached by
 //!   the thread fails. The fault points are where 6.12 has them: one `failslab` check per
 //!   allocation request (single or bulk), and one `fail_page_alloc` check per new slab of
@@ -161,20 +162,25 @@ pub unsafe fn kmem_cache_destroy(s: *mut kmem_cache) {
         return;
     }
     // SAFETY: `s` came from `__kmem_cache_create_args` and is destroyed once.
-    let s = unsafe { Box::from_raw(s) };
-    let st = s.state.into_inner().unwrap();
+    let cache = unsafe { &*s };
+    let mut st = cache.lock();
     if !st.live.is_empty() {
-        // The kernel says "Objects remaining ... on __kmem_cache_shutdown()" and keeps the
-        // cache: the live objects' memory must stay valid, so leak the slabs.
+        // The kernel says "Slab cache still has objects" and keeps the whole cache (on
+        // `shutdown_cache()` failure the `struct kmem_cache` is not released): the live
+        // objects stay valid and may still be freed to it, so leak the cache and its slabs.
         eprintln!(
             "kmem_cache_destroy {:?}: Slab cache still has {} objects",
-            s.name,
+            cache.name,
             st.live.len()
         );
         LEAKED_OBJECTS.fetch_add(st.live.len(), std::sync::atomic::Ordering::Relaxed);
         return;
     }
-    for (addr, layout) in st.slabs {
+    let slabs = core::mem::take(&mut st.slabs);
+    drop(st);
+    // SAFETY: No object is live and the caller uses `s` no more: the cache is released.
+    drop(unsafe { Box::from_raw(s) });
+    for (addr, layout) in slabs {
         // SAFETY: Each slab was allocated with this layout and holds no live object.
         unsafe { std::alloc::dealloc(addr as *mut u8, layout) };
     }
