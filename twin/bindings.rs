@@ -101,6 +101,20 @@ struct SlabState {
     free: Vec<usize>,
     live: HashSet<usize>,
     slabs: Vec<(usize, Layout)>,
+    /// `kmem_cache_destroy` found live objects and kept the cache for them.
+    kept_by_destroy: bool,
+}
+
+impl SlabState {
+    /// Gives every slab back to the heap; no object may be live.
+    fn release_slabs(&mut self) {
+        debug_assert!(self.live.is_empty());
+        self.free.clear();
+        for (addr, layout) in self.slabs.drain(..) {
+            // SAFETY: Each slab was allocated with this layout and holds no live object.
+            unsafe { std::alloc::dealloc(addr as *mut u8, layout) };
+        }
+    }
 }
 
 fn get_order(bytes: usize) -> u32 {
@@ -174,16 +188,13 @@ pub unsafe fn kmem_cache_destroy(s: *mut kmem_cache) {
             st.live.len()
         );
         LEAKED_OBJECTS.fetch_add(st.live.len(), std::sync::atomic::Ordering::Relaxed);
+        st.kept_by_destroy = true;
         return;
     }
-    let slabs = core::mem::take(&mut st.slabs);
+    st.release_slabs();
     drop(st);
     // SAFETY: No object is live and the caller uses `s` no more: the cache is released.
     drop(unsafe { Box::from_raw(s) });
-    for (addr, layout) in slabs {
-        // SAFETY: Each slab was allocated with this layout and holds no live object.
-        unsafe { std::alloc::dealloc(addr as *mut u8, layout) };
-    }
 }
 
 /// Objects left alive in destroyed caches, over the whole process.
@@ -241,6 +252,11 @@ impl kmem_cache {
         // SAFETY: `obj` is a whole object inside a live slab, no longer in use.
         unsafe { core::ptr::write_bytes(obj as *mut u8, POISON_FREE, self.stride) };
         st.free.push(obj);
+        if st.kept_by_destroy && st.live.is_empty() {
+            // The last object of a cache that a failed destroy kept: its slabs are empty and
+            // go back (as SLUB discards empty slabs); the struct stays, as in the kernel.
+            st.release_slabs();
+        }
     }
 }
 
