@@ -11,7 +11,8 @@
 #      fail_page_alloc set up for the fault-injection tests' tasks, then a kmemleak scan;
 #   4. QEMU x86_64 under TCG with 2 CPUs and an igb NIC (KASAN): the project's suites built in,
 #      then the sample modules loaded and what they report checked (each scenario of the
-#      alf_queue stress test counts as one test), the skb free self-check, and pktgen through
+#      alf_queue stress test counts as one test, the slab_bulk driver sample's verdict one
+#      more), the skb free self-check, and pktgen through
 #      igb's TX cleanup and the shim, with the skb head cache's count checked after each phase.
 # Steps 2-4 run for each kernel of KERNELS (6.12 and 7.3 by default), each line of the summary
 # tagged with its kernel.  Each step's log is under $CACHE_DIR/test-logs (<version>/ for a
@@ -210,6 +211,8 @@ kernel_tests() {
 		cat >"$plan" <<-'EOF'
 		load /modules/rust_slab_bulk_bench.ko bulk=1,16,64 objs=4096 runs=2
 		unload rust_slab_bulk_bench
+		load /modules/rust_slab_bulk_driver.ko
+		unload rust_slab_bulk_driver
 		load /modules/rust_alf_queue_stress.ko
 		unload rust_alf_queue_stress
 		load /modules/rust_alf_queue_bench.ko bulk=1,16 elems=4096 runs=1
@@ -230,6 +233,10 @@ kernel_tests() {
 			count "KUnit on QEMU x86_64 (2 CPUs)" "$p" "$f"
 			# The benchmark samples as smoke tests: loaded, one line per variant, size and run, done.
 			bench_smoke slab_bulk rust_slab_bulk_bench 24 # 4 variants x 3 sizes x 2 runs
+			# A driver keeping objects of a module-lifetime cache across calls: its verdict,
+			# printed at unload once the last requests are freed and the counts checked (a FAIL
+			# line, at load or unload, or no line, fails).
+			verdict_line "sample rust_slab_bulk_driver (QEMU)" "rfl_test: slab_bulk_driver [A-Z][A-Z]*" "$klogs/qemu.log"
 			# The alf_queue stress test (kthreads on both CPUs, 10^7 items per scenario): each
 			# scenario is a test, passed if its line says PASS and its threads ran on more than
 			# one CPU; a FAIL line, a missing scenario or a missing done line fails.

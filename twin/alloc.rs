@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! Stand-in for `kernel::alloc`: GFP flags and `KBox`.
+//! Stand-in for `kernel::alloc`: GFP flags, `KBox` and `KVec`.
 
 use crate::bindings;
 use core::ops::{BitAnd, BitOr, Deref, DerefMut, Not};
@@ -97,5 +97,54 @@ impl<T> Deref for KBox<T> {
 impl<T> DerefMut for KBox<T> {
     fn deref_mut(&mut self) -> &mut T {
         &mut self.0
+    }
+}
+
+/// A growable array with the part of `kernel::alloc::KVec`'s API that 6.12 and 7.x share (no
+/// `pop`: 6.12 has none).
+pub struct KVec<T>(Vec<T>);
+
+impl<T> KVec<T> {
+    /// Creates an empty vector, allocating nothing.
+    pub const fn new() -> Self {
+        Self(Vec::new())
+    }
+
+    /// Creates an empty vector with room for `capacity` elements.
+    pub fn with_capacity(capacity: usize, _flags: Flags) -> Result<Self, AllocError> {
+        Ok(Self(Vec::with_capacity(capacity)))
+    }
+
+    /// Appends `v`, growing the vector if needed.
+    pub fn push(&mut self, v: T, _flags: Flags) -> Result<(), AllocError> {
+        self.0.push(v);
+        Ok(())
+    }
+}
+
+impl<T> Default for KVec<T> {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl<T> Deref for KVec<T> {
+    type Target = [T];
+    fn deref(&self) -> &[T] {
+        &self.0
+    }
+}
+
+impl<T> DerefMut for KVec<T> {
+    fn deref_mut(&mut self) -> &mut [T] {
+        &mut self.0
+    }
+}
+
+impl<T> IntoIterator for KVec<T> {
+    type Item = T;
+    type IntoIter = std::vec::IntoIter<T>;
+    fn into_iter(self) -> Self::IntoIter {
+        self.0.into_iter()
     }
 }

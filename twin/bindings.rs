@@ -13,8 +13,9 @@
 //!   rejects NULL entries and clobbers every entry it processed with a poison pointer, so a
 //!   caller that reuses the array after the call reads garbage;
 //! - every cache tracks its live objects: freeing an object twice, or to a cache it does not
-//!   belong to, panics; destroying a cache with live objects reports and leaks them; freed
-//!   objects are poisoned (`0x6b`);
+//!   belong to, panics; destroying a cache with live objects reports them and keeps (leaks) the
+//!   cache, as the kernel does, so that they may still be freed to it; freed objects are
+//!   poisoned (`0x6b`);
 //! - fault injection follows the kernel's `current->fail_nth`: the Nth fault point reached by
 //!   the thread fails. The fault points are where 6.12 has them: one `failslab` check per
 //!   allocation request (single or bulk), and one `fail_page_alloc` check per new slab of
@@ -100,6 +101,20 @@ struct SlabState {
     free: Vec<usize>,
     live: HashSet<usize>,
     slabs: Vec<(usize, Layout)>,
+    /// `kmem_cache_destroy` found live objects and kept the cache for them.
+    kept_by_destroy: bool,
+}
+
+impl SlabState {
+    /// Gives every slab back to the heap; no object may be live.
+    fn release_slabs(&mut self) {
+        debug_assert!(self.live.is_empty());
+        self.free.clear();
+        for (addr, layout) in self.slabs.drain(..) {
+            // SAFETY: Each slab was allocated with this layout and holds no live object.
+            unsafe { std::alloc::dealloc(addr as *mut u8, layout) };
+        }
+    }
 }
 
 fn get_order(bytes: usize) -> u32 {
@@ -161,23 +176,25 @@ pub unsafe fn kmem_cache_destroy(s: *mut kmem_cache) {
         return;
     }
     // SAFETY: `s` came from `__kmem_cache_create_args` and is destroyed once.
-    let s = unsafe { Box::from_raw(s) };
-    let st = s.state.into_inner().unwrap();
+    let cache = unsafe { &*s };
+    let mut st = cache.lock();
     if !st.live.is_empty() {
-        // The kernel says "Objects remaining ... on __kmem_cache_shutdown()" and keeps the
-        // cache: the live objects' memory must stay valid, so leak the slabs.
+        // The kernel says "Slab cache still has objects" and keeps the whole cache (on
+        // `shutdown_cache()` failure the `struct kmem_cache` is not released): the live
+        // objects stay valid and may still be freed to it, so leak the cache and its slabs.
         eprintln!(
             "kmem_cache_destroy {:?}: Slab cache still has {} objects",
-            s.name,
+            cache.name,
             st.live.len()
         );
         LEAKED_OBJECTS.fetch_add(st.live.len(), std::sync::atomic::Ordering::Relaxed);
+        st.kept_by_destroy = true;
         return;
     }
-    for (addr, layout) in st.slabs {
-        // SAFETY: Each slab was allocated with this layout and holds no live object.
-        unsafe { std::alloc::dealloc(addr as *mut u8, layout) };
-    }
+    st.release_slabs();
+    drop(st);
+    // SAFETY: No object is live and the caller uses `s` no more: the cache is released.
+    drop(unsafe { Box::from_raw(s) });
 }
 
 /// Objects left alive in destroyed caches, over the whole process.
@@ -235,6 +252,11 @@ impl kmem_cache {
         // SAFETY: `obj` is a whole object inside a live slab, no longer in use.
         unsafe { core::ptr::write_bytes(obj as *mut u8, POISON_FREE, self.stride) };
         st.free.push(obj);
+        if st.kept_by_destroy && st.live.is_empty() {
+            // The last object of a cache that a failed destroy kept: its slabs are empty and
+            // go back (as SLUB discards empty slabs); the struct stays, as in the kernel.
+            st.release_slabs();
+        }
     }
 }
 

@@ -2,6 +2,8 @@
 
 //! Misuse of `kernel::slab_bulk` that must not compile.
 //!
+//! [`StaticObj`]: crate::slab_bulk::StaticObj
+//!
 //! Each example is a `compile_fail` doctest pinned to the error code it must fail with, so that
 //! an example failing for an unrelated reason (a typo, an API change) does not pass silently.
 //! The kernel's rustdoc never sees this module: it is the twin's.
@@ -132,6 +134,54 @@
 //! });
 //! ```
 //!
+//! Making a [`StaticObj`] without its registration, here from a cache of the same type:
+//!
+//! ```compile_fail,E0308
+//! use kernel::alloc::flags::GFP_KERNEL;
+//! use kernel::slab_bulk::{CacheFlags, CacheRegistration, KmemCache, StaticObj};
+//! kernel::static_cache! { struct Vals(u64) = c"cf_vals", CacheFlags::NONE; }
+//! let cache = KmemCache::<u64>::new(c"cf", CacheFlags::NONE).unwrap();
+//! let obj = cache.alloc(1, GFP_KERNEL).unwrap();
+//! let _kept: StaticObj<Vals> = CacheRegistration::<Vals>::keep(&cache, obj).unwrap();
+//! ```
+//!
+//! Giving a kept object back to the registration of another cache type:
+//!
+//! ```compile_fail,E0308
+//! use kernel::alloc::flags::GFP_KERNEL;
+//! use kernel::slab_bulk::{CacheFlags, StaticCache};
+//! kernel::static_cache! { struct A(u64) = c"cf_a", CacheFlags::NONE; }
+//! kernel::static_cache! { struct B(u64) = c"cf_b", CacheFlags::NONE; }
+//! let (a, b) = (A::register().unwrap(), B::register().unwrap());
+//! let kept = a.alloc_static(1, GFP_KERNEL).unwrap();
+//! let _obj = kept.into_obj(&b);
+//! ```
+//!
+//! Sending a kept object whose contents may not cross threads:
+//!
+//! ```compile_fail,E0277
+//! use kernel::alloc::flags::GFP_KERNEL;
+//! use kernel::slab_bulk::{CacheFlags, StaticCache};
+//! kernel::static_cache! { struct Rcs(std::rc::Rc<u8>) = c"cf_rc", CacheFlags::NONE; }
+//! let reg = Rcs::register().unwrap();
+//! let kept = reg.alloc_static(std::rc::Rc::new(1), GFP_KERNEL).unwrap();
+//! std::thread::scope(|s| {
+//!     s.spawn(move || drop(kept));
+//! });
+//! ```
+//!
+//! Dropping a registration while a batch of its cache is alive:
+//!
+//! ```compile_fail,E0505
+//! use kernel::alloc::flags::GFP_KERNEL;
+//! use kernel::slab_bulk::{CacheFlags, StaticCache};
+//! kernel::static_cache! { struct Vals(u64) = c"cf_vals", CacheFlags::NONE; }
+//! let reg = Vals::register().unwrap();
+//! let batch = reg.alloc_bulk::<8>(GFP_KERNEL).unwrap();
+//! drop(reg);
+//! drop(batch);
+//! ```
+//!
 //! The same code with its misuse removed compiles and runs, which shows that each example
 //! above fails for its misuse and nothing else:
 //!
@@ -154,5 +204,28 @@
 //!     s.spawn(move || drop(bulk));
 //! });
 //! drop((batch, done));
+//! drop(a);
+//! ```
+//!
+//! ... and the module-lifetime caches' examples likewise:
+//!
+//! ```
+//! use kernel::alloc::flags::GFP_KERNEL;
+//! use kernel::slab_bulk::{CacheFlags, StaticCache};
+//! kernel::static_cache! { struct A(u64) = c"cf_a", CacheFlags::NONE; }
+//! kernel::static_cache! { struct Arcs(std::sync::Arc<u8>) = c"cf_arc", CacheFlags::NONE; }
+//! let a = A::register().unwrap();
+//! let obj = a.alloc(1, GFP_KERNEL).unwrap();
+//! let kept = a.keep(obj).unwrap();
+//! let obj = kept.into_obj(&a);
+//! assert_eq!(*obj, 1);
+//! drop(obj);
+//! let arcs = Arcs::register().unwrap();
+//! let kept = arcs.alloc_static(std::sync::Arc::new(1), GFP_KERNEL).unwrap();
+//! std::thread::scope(|s| {
+//!     s.spawn(move || drop(kept));
+//! });
+//! let batch = a.alloc_bulk::<8>(GFP_KERNEL).unwrap();
+//! drop(batch);
 //! drop(a);
 //! ```

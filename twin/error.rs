@@ -17,6 +17,8 @@ pub mod code {
     pub const EINVAL: Error = Error(-22);
     /// Out of memory.
     pub const ENOMEM: Error = Error(-12);
+    /// Device or resource busy.
+    pub const EBUSY: Error = Error(-16);
 }
 
 impl fmt::Debug for Error {
@@ -24,6 +26,7 @@ impl fmt::Debug for Error {
         match *self {
             code::EINVAL => f.write_str("EINVAL"),
             code::ENOMEM => f.write_str("ENOMEM"),
+            code::EBUSY => f.write_str("EBUSY"),
             Error(e) => write!(f, "Error({e})"),
         }
     }

@@ -203,3 +203,52 @@ fn alloc_bulk_with_init_panics() {
     assert_eq!(ledger.drops(), vec![1, 1, 1, 0, 0, 0, 0, 0]);
     assert_eq!(in_use(&cache), 0);
 }
+
+/// A `StaticObj` whose value's drop panics still frees its object, on drop and on the way back
+/// into a bulk free (`into_obj` and an `ObjBatch`).
+#[test]
+fn static_obj_drop_panics() {
+    use kernel::slab_bulk::{StaticCache, StaticObj};
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    static DROPS: AtomicUsize = AtomicUsize::new(0);
+
+    /// Panics in its drop when `panics` is set.
+    struct Fragile {
+        panics: bool,
+    }
+
+    impl Drop for Fragile {
+        fn drop(&mut self) {
+            DROPS.fetch_add(1, Ordering::Relaxed);
+            assert!(!self.panics, "drop of a Fragile panics");
+        }
+    }
+
+    kernel::static_cache! {
+        struct FragileCache(Fragile) = c"panic_static", CacheFlags::NO_MERGE;
+    }
+
+    let reg = FragileCache::register().expect("register");
+    let obj: StaticObj<FragileCache> = reg
+        .alloc_static(Fragile { panics: true }, GFP_KERNEL)
+        .expect("alloc");
+    assert_eq!(in_use(&reg), 1);
+    panics(move || drop(obj));
+    assert_eq!(DROPS.load(Ordering::Relaxed), 1);
+    assert_eq!(in_use(&reg), 0);
+
+    let mut batch = ObjBatch::<'_, Fragile, 4>::new(&reg);
+    for panics in [false, true, false] {
+        let kept = reg
+            .alloc_static(Fragile { panics }, GFP_KERNEL)
+            .expect("alloc");
+        assert!(batch.push(kept.into_obj(&reg)).is_ok());
+    }
+    panics(|| batch.free());
+    assert_eq!(DROPS.load(Ordering::Relaxed), 4);
+    assert_eq!(in_use(&reg), 0);
+    drop(batch);
+    drop(reg);
+    assert!(FragileCache::slot().is_retired());
+}

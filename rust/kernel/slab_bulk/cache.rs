@@ -46,6 +46,15 @@ impl CacheFlags {
     pub const fn as_raw(self) -> bindings::slab_flags_t {
         self.0
     }
+
+    /// Returns the flags of `self` and of `other`: the `|` of constant contexts (such as a
+    /// [`StaticCache::FLAGS`]), where the operator, a trait method, cannot be called.
+    ///
+    /// [`StaticCache::FLAGS`]: super::StaticCache::FLAGS
+    #[inline]
+    pub const fn union(self, other: Self) -> Self {
+        Self(self.0 | other.0)
+    }
 }
 
 impl BitOr for CacheFlags {
@@ -168,30 +177,36 @@ impl<T> KmemCache<T> {
     ///   column); `T` is zero-sized or larger than the largest slab object (`KMALLOC_MAX_SIZE`).
     /// - `ENOMEM`: the kernel could not create the cache.
     pub fn new(name: &CStr, flags: CacheFlags) -> Result<Self> {
-        validate_name(name)?;
-        let size = mem::size_of::<T>();
-        if size == 0 || size > bindings::KMALLOC_MAX_SIZE as usize {
-            return Err(EINVAL);
-        }
-        let mut args = bindings::kmem_cache_args {
-            align: mem::align_of::<T>() as u32,
-            ..Default::default()
-        };
-        // SAFETY: `name` is NUL-terminated and copied by the callee (`kstrdup_const`); `args` is
-        // valid for the duration of the call; `size` fits in `u32` as it is at most
-        // `KMALLOC_MAX_SIZE`.
-        let raw = unsafe {
-            bindings::__kmem_cache_create_args(
-                name.as_ptr().cast(),
-                size as u32,
-                &mut args,
-                flags.0,
-            )
-        };
-        // INVARIANT: a non-NULL return is a new cache for objects of `T`'s size and alignment.
-        let cache = NonNull::new(raw.cast::<Cache<T>>()).ok_or(ENOMEM)?;
-        Ok(Self { cache })
+        // INVARIANT: `create` returns a new cache for `T`, destroyed only by `drop`.
+        Ok(Self {
+            cache: create(name, flags)?,
+        })
     }
+}
+
+/// Creates a C cache for objects of type `T`, named `name`: [`KmemCache::new`]'s checks and
+/// call, shared with the module-lifetime caches of `static_cache.rs`.
+///
+/// On success the cache is new and owned by the caller, who destroys it with
+/// `kmem_cache_destroy`. Errors as [`KmemCache::new`].
+pub(super) fn create<T>(name: &CStr, flags: CacheFlags) -> Result<NonNull<Cache<T>>> {
+    validate_name(name)?;
+    let size = mem::size_of::<T>();
+    if size == 0 || size > bindings::KMALLOC_MAX_SIZE as usize {
+        return Err(EINVAL);
+    }
+    let mut args = bindings::kmem_cache_args {
+        align: mem::align_of::<T>() as u32,
+        ..Default::default()
+    };
+    // SAFETY: `name` is NUL-terminated and copied by the callee (`kstrdup_const`); `args` is
+    // valid for the duration of the call; `size` fits in `u32` as it is at most
+    // `KMALLOC_MAX_SIZE`.
+    let raw = unsafe {
+        bindings::__kmem_cache_create_args(name.as_ptr().cast(), size as u32, &mut args, flags.0)
+    };
+    // A non-NULL return is a new cache for objects of `T`'s size and alignment.
+    NonNull::new(raw.cast::<Cache<T>>()).ok_or(ENOMEM)
 }
 
 impl<T> Deref for KmemCache<T> {

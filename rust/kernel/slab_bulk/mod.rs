@@ -21,14 +21,20 @@
 //!   take, filled by one bulk allocation and freed by one bulk free (also when dropped).
 //! - [`FreeBatch<'c, T, N>`] gathers objects one at a time and frees them in bulk, the pattern
 //!   of a NIC's TX completion.
+//! - [`static_cache!`] declares a cache for the life of a module, named by a type `C`;
+//!   [`CacheRegistration<C>`] creates it and dereferences to its [`Cache`], and
+//!   [`StaticObj<C>`] is an object that borrows nothing, for a module's long-lived structures.
+//!
+//! [`static_cache!`]: crate::static_cache
 //!
 //! # Contexts
 //!
 //! | operation | context |
 //! |---|---|
 //! | [`KmemCache::new`], dropping a [`KmemCache`] | process, may sleep |
+//! | [`CacheRegistration::new`], dropping a [`CacheRegistration`] | process, may sleep |
 //! | single allocation ([`Cache::alloc`], [`Cache::alloc_uninit`]) | whatever the GFP flags allow: `GFP_KERNEL` may sleep, `GFP_ATOMIC`/`GFP_NOWAIT` do not |
-//! | dropping an [`Obj`] | any but NMI (`kmem_cache_free` is not NMI-safe) |
+//! | dropping an [`Obj`] or a [`StaticObj`] | any but NMI (`kmem_cache_free` is not NMI-safe) |
 //! | bulk allocation ([`Cache::alloc_bulk`], [`ObjBatch::alloc`], ...) | as the GFP flags allow, and IRQs enabled |
 //! | bulk free ([`ObjBatch::free`], [`FreeBatch`], dropping an [`ObjBatch`]) | IRQs enabled |
 //!
@@ -46,6 +52,7 @@ mod batch;
 mod cache;
 mod free_batch;
 mod object;
+mod static_cache;
 
 #[cfg(all(CONFIG_RUST_SLAB_BULK_KUNIT_TEST, kernel_ge_7_0))]
 mod kunit;
@@ -63,3 +70,4 @@ pub use self::batch::ObjBatch;
 pub use self::cache::{Cache, CacheFlags, KmemCache, MAX_NAME_LEN};
 pub use self::free_batch::FreeBatch;
 pub use self::object::Obj;
+pub use self::static_cache::{CacheRegistration, CacheSlot, StaticCache, StaticObj};

@@ -175,15 +175,32 @@ impl<T: fmt::Debug> fmt::Debug for Obj<'_, T> {
 impl<T> Drop for Obj<'_, T> {
     #[inline]
     fn drop(&mut self) {
-        // INVARIANT: `ptr` is a live object of `cache` (type invariant), handed to the guard,
-        // which frees it after the `T` is dropped, also should `T::drop` panic (in userspace).
-        let _free = FreeOnDrop {
-            cache: self.cache.as_raw(),
-            obj: self.ptr.as_ptr().cast(),
-        };
-        // SAFETY: `ptr` holds a valid `T` owned by `self`, dropped exactly once, here.
-        unsafe { ptr::drop_in_place(self.ptr.as_ptr()) };
+        // SAFETY: `ptr` is a live object of `cache` holding a valid `T`, owned by `self` (type
+        // invariant) and not used after this.
+        unsafe { drop_and_free(self.cache.as_raw(), self.ptr) };
     }
+}
+
+/// Drops the `T` in `obj`, then frees `obj` to `cache` with `kmem_cache_free`, also should
+/// `T::drop` panic (in userspace): how [`Obj`] and [`StaticObj`] end an object's life.
+///
+/// [`StaticObj`]: super::StaticObj
+///
+/// # Safety
+///
+/// `obj` must be a live object of `cache` holding a valid `T`, owned by the caller, who gives
+/// it up: neither the `T` nor the object may be used afterwards.
+#[inline]
+pub(super) unsafe fn drop_and_free<T>(cache: *mut bindings::kmem_cache, obj: NonNull<T>) {
+    // INVARIANT: `obj` is a live object of `cache` owned by the caller (safety contract),
+    // handed to the guard, which frees it after the `T` is dropped, also should `T::drop`
+    // panic.
+    let _free = FreeOnDrop {
+        cache,
+        obj: obj.as_ptr().cast(),
+    };
+    // SAFETY: `obj` holds a valid `T` that the caller gives up, dropped exactly once, here.
+    unsafe { ptr::drop_in_place(obj.as_ptr()) };
 }
 
 /// Frees one object with `kmem_cache_free` when dropped: the drop guard that still frees an

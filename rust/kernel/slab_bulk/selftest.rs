@@ -14,14 +14,15 @@
 //! the middle of a bulk request therefore needs `fail_page_alloc` to refuse every page: for the
 //! test's own task only, through `task-filter` and `make_it_fail` ([`bulk_fault_positions`]).
 
-use super::{Cache, CacheFlags, FreeBatch, KmemCache, Obj, ObjBatch};
+use super::{Cache, CacheFlags, FreeBatch, KmemCache, Obj, ObjBatch, StaticCache, StaticObj};
 use crate::alloc::flags::GFP_KERNEL;
 #[cfg(all(CONFIG_FAILSLAB, CONFIG_FAIL_PAGE_ALLOC))]
 use crate::alloc::flags::GFP_NOWAIT;
-use crate::error::code::EINVAL;
+use crate::alloc::KVec;
 #[cfg(all(CONFIG_FAILSLAB, CONFIG_FAIL_PAGE_ALLOC))]
 use crate::error::code::ENOMEM;
-use core::mem::MaybeUninit;
+use crate::error::code::{EBUSY, EINVAL};
+use core::mem::{self, MaybeUninit};
 use core::sync::atomic::{AtomicUsize, Ordering};
 
 /// Asserts in both worlds: KUnit's assertion in the kernel, `assert!` in the twin. (The file
@@ -57,6 +58,8 @@ macro_rules! selftests {
             every_drop_path,
             foreign_objects,
             large_alignment,
+            static_cache_objects,
+            static_cache_rules,
             #[cfg(all(CONFIG_FAILSLAB, CONFIG_FAIL_PAGE_ALLOC))]
             bulk_fault_nth,
             #[cfg(all(CONFIG_FAILSLAB, CONFIG_FAIL_PAGE_ALLOC))]
@@ -356,6 +359,184 @@ pub(crate) fn large_alignment() {
     check!(in_use(&cache) == 33);
     drop((batch, single));
     check!(in_use(&cache) == 0);
+}
+
+/// Ends the running test as skipped, with `reason` (at most 255 bytes shown): what KUnit's
+/// `kunit_mark_skipped()` does, which Rust has no wrapper for on 6.12 or 7.x. The test returns
+/// right after. The twin never skips: it prints the reason.
+fn skip(reason: &str) {
+    #[cfg(CONFIG_KUNIT)]
+    {
+        // SAFETY: `kunit_get_current_test()` may be called from any context.
+        let test = unsafe { crate::bindings::kunit_get_current_test() };
+        if !test.is_null() {
+            let n = reason.len().min(255);
+            // SAFETY: `test` is the running test of this task, alive while its case runs; the
+            // case's own task sets its status and comment, as `kunit_mark_skipped()` does (a
+            // `WRITE_ONCE` of the status, then the NUL-terminated comment, which fits in
+            // `KUNIT_STATUS_COMMENT_SIZE`, 256 bytes).
+            unsafe {
+                core::ptr::addr_of_mut!((*test).status)
+                    .write_volatile(crate::bindings::kunit_status_KUNIT_SKIPPED);
+                let comment = core::ptr::addr_of_mut!((*test).status_comment).cast::<u8>();
+                core::ptr::copy_nonoverlapping(reason.as_ptr(), comment, n);
+                comment.add(n).write(0);
+            }
+        }
+    }
+    #[cfg(not(CONFIG_KUNIT))]
+    std::eprintln!("skipped: {reason}");
+}
+
+/// A request of the module-lifetime cache tests.
+struct Request {
+    id: usize,
+    len: usize,
+}
+
+/// A driver's life with a [`StaticCache`]: requests allocated in bulk and kept in the driver's
+/// own vector across calls, completed a few at a time and freed in bulk, the rest freed one by
+/// one at the end; the cache's count follows each step and is back to zero before the
+/// registration goes, after which the slot can never be registered again.
+///
+/// A slot is registered once per boot, so when KUnit runs the suite again (from debugfs, in
+/// `make test`'s fault-injection boot) this case skips.
+pub(crate) fn static_cache_objects() {
+    crate::static_cache! {
+        /// The requests of this test.
+        struct Requests(Request) = c"rust_slab_bulk_static", CacheFlags::NO_MERGE;
+    }
+
+    if Requests::slot().is_retired() {
+        skip("registered once per boot: the suite ran before");
+        return;
+    }
+    let Ok(reg) = Requests::register() else {
+        check!(false);
+        return;
+    };
+    check!(in_use(&reg) == 0);
+    // The driver's state, kept between calls: owned objects, no borrow of `reg`.
+    let mut inflight = KVec::<StaticObj<Requests>>::new();
+    let (mut submitted, mut completed) = (0, 0);
+    for _call in 0..3 {
+        // Submit: 16 requests in one bulk allocation and one on its own, all kept.
+        let first = submitted;
+        let Ok(mut batch) = reg.alloc_bulk_with::<16>(GFP_KERNEL, |i| Request {
+            id: first + i,
+            len: 0,
+        }) else {
+            check!(false);
+            return;
+        };
+        while let Some(obj) = batch.pop() {
+            match reg.keep(obj) {
+                Ok(kept) => check!(inflight.push(kept, GFP_KERNEL).is_ok()),
+                Err(_) => check!(false),
+            }
+        }
+        drop(batch);
+        match reg.alloc_static(
+            Request {
+                id: first + 16,
+                len: 0,
+            },
+            GFP_KERNEL,
+        ) {
+            Ok(kept) => check!(inflight.push(kept, GFP_KERNEL).is_ok()),
+            Err(_) => check!(false),
+        }
+        submitted += 17;
+        for req in inflight.iter_mut() {
+            req.len += 1;
+        }
+        check!(inflight.len() == submitted - completed);
+        check!(in_use(&reg) == submitted - completed);
+
+        // Complete every other request: back to borrowed objects, freed 8 at a time.
+        let mut done = FreeBatch::<'_, Request, 8>::new(&reg);
+        let Ok(mut still) = KVec::with_capacity(inflight.len(), GFP_KERNEL) else {
+            check!(false);
+            return;
+        };
+        for (i, req) in mem::take(&mut inflight).into_iter().enumerate() {
+            if i % 2 == 0 {
+                done.add(req.into_obj(&reg));
+                completed += 1;
+            } else {
+                check!(still.push(req, GFP_KERNEL).is_ok());
+            }
+        }
+        done.flush();
+        inflight = still;
+        check!(in_use(&reg) == submitted - completed);
+    }
+    // Every request is one of those submitted, each once.
+    let ids = inflight
+        .iter()
+        .map(|r| r.id)
+        .fold(0u64, |m, id| m | 1 << id);
+    check!(ids.count_ones() as usize == inflight.len() && submitted <= 64);
+    check!(inflight.iter().all(|r| r.len >= 1));
+    // The driver goes: the rest freed one by one, then the cache.
+    drop(inflight);
+    check!(in_use(&reg) == 0);
+    drop(reg);
+    check!(Requests::slot().is_retired());
+    check!(Requests::register().err() == Some(EBUSY));
+}
+
+/// What a registration refuses: a second registration of the same type while it lives
+/// (`EBUSY`), an object of another cache ([`CacheRegistration::keep`] hands it back); a
+/// registration that failed (a bad name, `EINVAL`) leaves the slot free.
+///
+/// [`CacheRegistration::keep`]: super::CacheRegistration::keep
+pub(crate) fn static_cache_rules() {
+    crate::static_cache! {
+        struct Values(u64) = c"rust_slab_bulk_static_rules", CacheFlags::NO_MERGE;
+    }
+    crate::static_cache! {
+        struct BadName(u64) = c"has space", CacheFlags::NONE;
+    }
+
+    // Failed twice the same way: the first failure did not claim the slot.
+    check!(BadName::register().err() == Some(EINVAL));
+    check!(BadName::register().err() == Some(EINVAL));
+    check!(!BadName::slot().is_retired());
+
+    if Values::slot().is_retired() {
+        skip("registered once per boot: the suite ran before");
+        return;
+    }
+    let (Ok(reg), Ok(other)) = (
+        Values::register(),
+        KmemCache::<u64>::new(c"rust_slab_bulk_static_other", CacheFlags::NO_MERGE),
+    ) else {
+        check!(false);
+        return;
+    };
+    check!(Values::register().err() == Some(EBUSY));
+    let Ok(foreign) = other.alloc(7, GFP_KERNEL) else {
+        check!(false);
+        return;
+    };
+    let back = reg.keep(foreign);
+    check!(back.as_ref().err().map(|o| **o) == Some(7));
+    check!(in_use(&other) == 1 && in_use(&reg) == 0);
+    drop(back);
+    check!(in_use(&other) == 0);
+
+    // A kept object goes back into a batch of its registration, and the batch frees it.
+    let Ok(kept) = reg.alloc_static(9, GFP_KERNEL) else {
+        check!(false);
+        return;
+    };
+    check!(*kept == 9 && in_use(&reg) == 1);
+    let mut batch = ObjBatch::<'_, u64, 4>::new(&reg);
+    check!(batch.push(kept.into_obj(&reg)).is_ok());
+    check!(batch.get(0) == Some(&9));
+    batch.free();
+    check!(in_use(&reg) == 0);
 }
 
 /// Reads `current->fail_nth`.
