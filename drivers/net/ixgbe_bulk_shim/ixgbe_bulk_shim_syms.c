@@ -10,8 +10,16 @@
 #include <linux/moduleparam.h>
 #include <net/ixgbe_bulk_shim.h>
 
+/*
+ * The entry points are defined in Rust (ixgbe_bulk_shim.rs), so no export
+ * can follow its definition: each follows a note on what it exports.
+ */
+
+/* Starts a batch for a TX cleanup given a NAPI budget. */
 EXPORT_SYMBOL_GPL(ixgbe_bulk_shim_init);
+/* Adds a completed skb to the batch, which frees it in bulk or at once. */
 EXPORT_SYMBOL_GPL(ixgbe_bulk_shim_add);
+/* Frees the skbs the batch holds. */
 EXPORT_SYMBOL_GPL(ixgbe_bulk_shim_flush);
 
 /*
