@@ -18,6 +18,11 @@ use kernel::bindings;
 /// as `napi_consume_skb()` does: that context may be a hard IRQ or have IRQs off, where the bulk
 /// path is not allowed.
 ///
+/// A batch started with `bulk == false` ([`SkbBatch::init`]) gathers nothing either: each skb
+/// is freed as it is added, with `napi_consume_skb(skb, budget)`, which is what the drivers do
+/// without the shim (the shim's run-time switch, `ixgbe_bulk_shim.enable`). The choice is made
+/// once per batch, so one cleanup never mixes the two ways.
+///
 /// The type is `repr(C)` with the layout of the C `struct ixgbe_bulk_shim`
 /// ([`include/net/ixgbe_bulk_shim.h`](srctree/include/net/ixgbe_bulk_shim.h)) for
 /// `N == IXGBE_BULK_SHIM_SIZE`, checked when this file is compiled, so that a C driver can keep
@@ -28,10 +33,11 @@ use kernel::bindings;
 ///
 /// # Invariants
 ///
-/// - `count < N` between calls: a full batch is flushed before [`SkbBatch::add`] returns.
-/// - `skbs[..count]` are initialised; the batch owns them.
+/// - Either `count == AT_ONCE` (the batch frees each skb as it is added and holds none), or
+///   `count < N` between calls: a full batch is flushed before [`SkbBatch::add`] returns.
+/// - If `count != AT_ONCE`, `skbs[..count]` are initialised; the batch owns them.
 /// - If `budget != 0`, the batch is used only within a NAPI poll that was given `budget`;
-///   if `budget == 0`, `count == 0`.
+///   if `budget == 0`, `count == AT_ONCE`.
 #[repr(C)]
 pub(crate) struct SkbBatch<const N: usize> {
     count: c_uint,
@@ -39,8 +45,14 @@ pub(crate) struct SkbBatch<const N: usize> {
     skbs: [MaybeUninit<DoneSkb>; N],
 }
 
+/// The `count` of a batch that frees each skb as it is added (a NAPI budget of 0, or the shim
+/// switched off); never a count, as `N < AT_ONCE` (checked in [`SkbBatch::init`]).
+const AT_ONCE: c_uint = c_uint::MAX;
+
 impl<const N: usize> SkbBatch<N> {
-    /// Makes the memory at `slot` an empty batch for a cleanup with the NAPI budget `budget`.
+    /// Makes the memory at `slot` an empty batch for a cleanup with the NAPI budget `budget`:
+    /// one that gathers skbs and frees them in bulk if `bulk` is true and `budget != 0`, one that
+    /// frees each skb as it is added otherwise.
     ///
     /// Only the two counters are written: the skb slots are left as they are, so a batch on a
     /// C stack costs two stores to start.
@@ -52,25 +64,33 @@ impl<const N: usize> SkbBatch<N> {
     /// - If `budget != 0`, it is the budget the NAPI core gave the poll function that uses the
     ///   batch, and the batch is used (added to, flushed, dropped) only within that poll.
     #[inline]
-    pub(crate) unsafe fn init(slot: *mut Self, budget: c_int) {
+    pub(crate) unsafe fn init(slot: *mut Self, budget: c_int, bulk: bool) {
         const { assert!(N > 0, "a batch needs room for at least one skb") };
-        const { assert!(N <= c_uint::MAX as usize, "the count is a C unsigned int") };
+        const {
+            assert!(
+                N < AT_ONCE as usize,
+                "the count is a C unsigned int, AT_ONCE excluded"
+            )
+        };
+        let count = if bulk && budget != 0 { 0 } else { AT_ONCE };
         // SAFETY: `slot` is valid for writes and aligned (the caller's contract); the fields are
         // written through raw pointers, without reading or dropping what was there.
-        // INVARIANT: `count == 0`, so `count < N` and no slot is initialised; the budget rule is
-        // the caller's contract.
+        // INVARIANT: `count` is 0 (so `count < N` and no slot is initialised) or `AT_ONCE`, which
+        // it is when `budget == 0`; the budget rule is the caller's contract.
         unsafe {
-            addr_of_mut!((*slot).count).write(0);
+            addr_of_mut!((*slot).count).write(count);
             addr_of_mut!((*slot).budget).write(budget);
         }
     }
 
-    /// Adds `skb`, freeing it at once if the budget is 0 and the whole batch if it is full.
+    /// Adds `skb`: frees it at once if the batch frees each skb as it comes (a budget of 0, or
+    /// started with `bulk == false`), else gathers it and frees the whole batch if it is full.
     #[inline]
     pub(crate) fn add(&mut self, skb: DoneSkb) {
-        if self.budget == 0 {
-            // Not in NAPI context: freed now, in any context (see `DoneSkb`'s drop).
-            drop(skb);
+        if self.count == AT_ONCE {
+            // SAFETY: If `budget != 0`, this is the NAPI poll that was given `budget` (type
+            // invariant); a budget of 0 allows any context.
+            unsafe { skb.napi_consume(self.budget) };
             return;
         }
         let count = self.count as usize;
@@ -96,7 +116,7 @@ impl<const N: usize> SkbBatch<N> {
     #[inline]
     pub(crate) fn flush(&mut self) {
         let count = self.count;
-        if count == 0 {
+        if count == 0 || count == AT_ONCE {
             return;
         }
         // INVARIANT: The skbs are handed over to the kernel below; the batch owns none after.
@@ -107,7 +127,7 @@ impl<const N: usize> SkbBatch<N> {
         //   pointer, so the slots are a `struct sk_buff **` array of `count` entries. The function
         //   gives every reference up and may overwrite the array; the slots are not read again
         //   before they are written (`count` is 0 now).
-        // - `count > 0`, so `budget != 0` and this is the NAPI poll that was given `budget`
+        // - `0 < count < N`, so `budget != 0` and this is the NAPI poll that was given `budget`
         //   (type invariant): softirq context with IRQs enabled, as the function requires.
         unsafe {
             bindings::napi_consume_skb_bulk(self.skbs.as_mut_ptr().cast(), count, self.budget)

@@ -11,6 +11,13 @@
 //! `IXGBE_BULK_SHIM_SIZE` skbs at a time with one `napi_consume_skb_bulk()`; with a budget of 0
 //! (netpoll) it frees each skb at once, as `napi_consume_skb()` does.
 //!
+//! A run-time switch, `ixgbe_bulk_shim.enable` (a boolean parameter, `Y` by default, at
+//! `/sys/module/ixgbe_bulk_shim/parameters/enable`, defined in `ixgbe_bulk_shim_syms.c`), turns
+//! the bulk free off: a cleanup started while it is `N` frees each skb as it is added, with
+//! `napi_consume_skb()` and the cleanup's budget, as the drivers do without the shim. It is read
+//! once per cleanup, in [`ixgbe_bulk_shim_init`], so a cleanup never mixes the two; with it,
+//! both ways run in the same boot of the same kernel (`scripts/guest/shim_pps.sh`).
+//!
 //! This is the TX-completion bulk free of the ixgbe bulk-free RFC ("net: bulk free of SKBs
 //! during ixgbe TX completion", 2015, which bulk-freed up to 32 skbs per cleanup), on top of
 //! the per-CPU NAPI skb cache that the RFC's idea became.
@@ -23,6 +30,9 @@
 //! | [`ixgbe_bulk_shim_add`], [`ixgbe_bulk_shim_flush`], budget != 0 | the NAPI poll that was given the budget: softirq, IRQs enabled |
 //! | [`ixgbe_bulk_shim_add`], [`ixgbe_bulk_shim_flush`], budget 0 | any (each skb is freed as by `dev_consume_skb_any()`) |
 //!
+//! The switch changes nothing here: switched off, a non-zero budget still means the NAPI poll
+//! (`napi_consume_skb()` with that budget needs it too).
+//!
 //! The batch holds skbs only between calls of one cleanup; it must be flushed before the
 //! cleanup returns, so nothing is left behind when the device goes down.
 
@@ -34,7 +44,25 @@ use core::ffi::c_int;
 use kernel::bindings;
 use skb::DoneSkb;
 
+extern "C" {
+    /// The run-time switch, `ixgbe_bulk_shim.enable`: a C `bool` in `ixgbe_bulk_shim_syms.c`.
+    static ixgbe_bulk_shim_enable: bool;
+}
+
+/// Whether a cleanup starting now frees in bulk: `ixgbe_bulk_shim.enable`, read once.
+#[inline]
+fn bulk_enabled() -> bool {
+    // SAFETY: `ixgbe_bulk_shim_enable` is a C `bool` defined in `ixgbe_bulk_shim_syms.c`, valid
+    // and aligned for the kernel's lifetime, holding 0 or 1 (only `param_set_bool()` writes it,
+    // with a `bool` store). sysfs may write it at any time: the load is volatile, the
+    // `READ_ONCE()` of C, and the value read is used for the whole cleanup.
+    unsafe { core::ptr::read_volatile(core::ptr::addr_of!(ixgbe_bulk_shim_enable)) }
+}
+
 /// Starts an empty batch in `b` for a TX cleanup given the NAPI budget `budget`.
+///
+/// The batch frees in bulk if `ixgbe_bulk_shim.enable` is set now, each skb as it is added
+/// otherwise (and with a budget of 0), for the whole cleanup.
 ///
 /// # Safety
 ///
@@ -46,7 +74,7 @@ use skb::DoneSkb;
 pub unsafe extern "C" fn ixgbe_bulk_shim_init(b: *mut bindings::ixgbe_bulk_shim, budget: c_int) {
     // SAFETY: `ShimBatch` has the layout of `struct ixgbe_bulk_shim` (checked in `batch.rs`), so
     // `b` is valid and aligned for it; the budget rule is this function's own contract.
-    unsafe { ShimBatch::init(b.cast(), budget) };
+    unsafe { ShimBatch::init(b.cast(), budget, bulk_enabled()) };
 }
 
 /// Adds the completed skb `skb` to the batch `b`, which now owns the caller's reference.

@@ -2,6 +2,8 @@
 
 //! [`DoneSkb`]: an skb whose transmission is complete, with the driver's reference to it.
 
+use core::ffi::c_int;
+use core::mem::ManuallyDrop;
 use core::ptr::NonNull;
 use kernel::bindings;
 
@@ -34,6 +36,25 @@ impl DoneSkb {
     pub(crate) unsafe fn from_raw(ptr: *mut bindings::sk_buff) -> Option<Self> {
         // INVARIANT: The caller passes its reference on a live skb.
         NonNull::new(ptr).map(Self)
+    }
+
+    /// Gives the reference up with `napi_consume_skb(skb, budget)`, as a driver's TX cleanup
+    /// does for each skb without the shim.
+    ///
+    /// # Safety
+    ///
+    /// If `budget != 0`, this runs in the NAPI poll that was given `budget` (softirq, IRQs
+    /// enabled). With a budget of 0 any context is fine (dropping the value does the same).
+    #[inline]
+    pub(crate) unsafe fn napi_consume(self, budget: c_int) {
+        // Given up below, not on drop.
+        let this = ManuallyDrop::new(self);
+        // SAFETY:
+        // - `this.0` is a live skb on which `this` owns a reference (type invariant); it is given
+        //   up once, here, and `this` is never dropped.
+        // - A non-zero `budget` comes from the NAPI poll this runs in (the caller's contract), the
+        //   context `napi_consume_skb()` then requires; with 0 it is allowed in any context.
+        unsafe { bindings::napi_consume_skb(this.0.as_ptr(), budget) };
     }
 }
 
