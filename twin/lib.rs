@@ -45,7 +45,7 @@ macro_rules! kunit_assert {
 #[cfg(test)]
 mod slab_bulk_selftest {
     macro_rules! tests {
-        ($($(#[$attr:meta])* $name:ident),* $(,)?) => {
+        ($suite:ident; $($(#[$attr:meta])* $name:ident),* $(,)?) => {
             $(
                 $(#[$attr])*
                 #[test]
@@ -64,7 +64,7 @@ mod slab_bulk_selftest {
 #[cfg(test)]
 mod qmempool_selftest {
     macro_rules! tests {
-        ($($(#[$attr:meta])* $name:ident),* $(,)?) => {
+        ($suite:ident; $($(#[$attr:meta])* $name:ident),* $(,)?) => {
             $(
                 $(#[$attr])*
                 #[test]

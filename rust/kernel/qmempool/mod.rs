@@ -73,6 +73,7 @@ mod percpu;
 mod pool;
 
 #[cfg(all(CONFIG_RUST_QMEMPOOL_KUNIT_TEST, kernel_ge_7_0))]
+#[path = "../slab_bulk/kunit.rs"]
 mod kunit;
 #[cfg(all(CONFIG_RUST_QMEMPOOL_KUNIT_TEST, not(kernel_ge_7_0)))]
 #[path = "../slab_bulk/kunit_6_12.rs"]

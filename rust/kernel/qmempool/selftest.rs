@@ -62,11 +62,12 @@ fn check_elsewhere(before: usize) {
     check!(FAILED.load(Ordering::Relaxed) == before);
 }
 
-/// Expands `$m! { test, ... }` with every test of this file, so that the KUnit suite and the
-/// twin's `#[test]`s are generated from one list.
+/// Expands `$m! { suite; test, ... }` with the KUnit suite's name and every test of this file,
+/// so that the KUnit suite and the twin's `#[test]`s are generated from one list.
 macro_rules! selftests {
     ($m:ident) => {
         $m! {
+            rust_qmempool;
             fast_path_reuse,
             refill_and_spill,
             freed_on_other_cpu,
@@ -85,11 +86,6 @@ macro_rules! selftests {
     };
 }
 pub(crate) use selftests;
-
-/// The name of the KUnit suite these tests make up (on 6.12, `kunit_6_12.rs` needs it).
-// Only 6.12 builds its suite by hand; elsewhere the name is unused.
-#[cfg_attr(any(test, kernel_ge_7_0), expect(dead_code))]
-pub(crate) const SUITE: &str = "rust_qmempool";
 
 /// A small pool: 16 per CPU, 32 shared, 8 at a time, so that every path is reached quickly.
 type Small<'c, T> = QMemPool<'c, T, 16, 32, 8>;

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 
 //! A KUnit suite on 6.12: the tests of [`super::selftest`], registered with KUnit by hand, under
-//! the name `super::selftest::SUITE`. `slab_bulk` and `qmempool` both mount this file.
+//! the name the `selftests!` list gives. `slab_bulk` and `qmempool` both mount this file.
 //!
 //! 6.12 has no Rust macro for KUnit suites (`kunit_unsafe_test_suite!` arrived in 6.15); this
 //! does what it does: a `kunit_case` array and a `kunit_suite` in writable statics, and a
@@ -41,7 +41,10 @@ const fn suite_name(name: &str) -> [c_char; 256] {
 }
 
 macro_rules! suite {
-    ($($(#[$attr:meta])* $name:ident),* $(,)?) => {
+    ($suite:ident; $($(#[$attr:meta])* $name:ident),* $(,)?) => {
+        /// The suite's name, from the `selftests!` list.
+        const NAME: &str = stringify!($suite);
+
         $(
             $(#[$attr])*
             extern "C" fn $name(_test: *mut kunit) {
@@ -74,7 +77,7 @@ macro_rules! suite {
 selftests!(suite);
 
 static mut SUITE: kunit_suite = kunit_suite {
-    name: suite_name(super::selftest::SUITE),
+    name: suite_name(NAME),
     test_cases: addr_of_mut!(TEST_CASES).cast::<kunit_case>(),
     // SAFETY: As in `case`: all-zero is valid for the remaining fields.
     ..unsafe { core::mem::zeroed() }

@@ -46,11 +46,12 @@ macro_rules! check {
     }};
 }
 
-/// Expands `$m! { test, ... }` with every test of this file, so that the KUnit suite and the
-/// twin's `#[test]`s are generated from one list.
+/// Expands `$m! { suite; test, ... }` with the KUnit suite's name and every test of this file,
+/// so that the KUnit suite and the twin's `#[test]`s are generated from one list.
 macro_rules! selftests {
     ($m:ident) => {
         $m! {
+            rust_slab_bulk;
             cache_create_errors,
             single_alloc_free,
             bulk_every_size,
@@ -70,11 +71,6 @@ macro_rules! selftests {
     };
 }
 pub(crate) use selftests;
-
-/// The name of the KUnit suite these tests make up (on 6.12, `kunit_6_12.rs` needs it).
-// Only 6.12 builds its suite by hand; elsewhere the name is unused.
-#[cfg_attr(any(test, kernel_ge_7_0), expect(dead_code))]
-pub(crate) const SUITE: &str = "rust_slab_bulk";
 
 /// The capacity of the batches under test: bulk sizes 1..=CAP are exercised.
 const CAP: usize = 64;
