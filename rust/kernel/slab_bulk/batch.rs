@@ -330,7 +330,8 @@ impl<'c, T, const N: usize> ObjBatch<'c, T, N> {
     /// owned by nobody: the caller initialises them and counts them in, or leaks them.
     #[inline]
     fn alloc_uncounted(&mut self, n: usize, flags: Flags) -> Result<usize> {
-        if n == 0 || n > self.objs.remaining() {
+        // `n == 0 || n > remaining` in one compare: `n - 1` wraps to `usize::MAX` for 0.
+        if n.wrapping_sub(1) >= self.objs.remaining() {
             return Err(EINVAL);
         }
         assert_irqs_enabled();
@@ -365,8 +366,9 @@ impl<'c, T, const N: usize> ObjBatch<'c, T, N> {
         // with uninitialised contents, owned by nobody.
         unsafe { init_objects(self.cache.as_raw(), new, n, init) };
         // SAFETY: `n` new distinct live objects of `cache`, each holding a valid `T`, and
-        // `len + n <= N`.
-        unsafe { self.objs.set_len(len + n) };
+        // `len + n <= N`, so the sum does not overflow (which tells the compiler that the new
+        // length is not 0: a later `free` needs no empty check).
+        unsafe { self.objs.set_len(len.unchecked_add(n)) };
         Ok(())
     }
 }
@@ -464,8 +466,8 @@ impl<'c, T, const N: usize> ObjBatch<'c, MaybeUninit<T>, N> {
     pub fn alloc(&mut self, n: usize, flags: Flags) -> Result {
         let len = self.alloc_uncounted(n, flags)?;
         // SAFETY: `n` new distinct live objects of `cache`; `MaybeUninit<T>` accepts any
-        // content; `len + n <= N`.
-        unsafe { self.objs.set_len(len + n) };
+        // content; `len + n <= N`, so the sum does not overflow (as in `alloc_with`).
+        unsafe { self.objs.set_len(len.unchecked_add(n)) };
         Ok(())
     }
 
