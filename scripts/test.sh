@@ -187,7 +187,8 @@ kernel_tests() {
 			# allocation time, in jiffies from INITIAL_JIFFIES = 2^32 - 300 HZ, tells it apart.)
 			hz=$(sed -n 's/^CONFIG_HZ=//p' "$BUILD/um-test/.config")
 			up=$(sed -n 's/.*rfl_guest: kmemleak uptime before \([0-9.]*\).*/\1/p' "$klogs/faults.log")
-			since=$(awk -v hz="${hz:-100}" -v up="${up:-0}" 'BEGIN { printf "%d", 4294967296 - 300 * hz + up * hz }')
+			# (%.0f: some awks clamp %d to 32 bits, which would make every boot-time object "new".)
+			since=$(awk -v hz="${hz:-100}" -v up="${up:-0}" 'BEGIN { printf "%.0f", 4294967296 - 300 * hz + up * hz }')
 			suspects() { # suspects LABEL [SINCE]: the addresses, of objects allocated at SINCE or later
 				sed -n "/rfl_guest: kmemleak begin $1/,/rfl_guest: kmemleak end $1/p" "$klogs/faults.log" |
 					awk -v since="${2:-0}" '/^unreferenced object 0x/ { a = $3 }

@@ -629,46 +629,55 @@ pub(crate) fn bulk_fault_nth() {
     let mut failed_once = [false; REQUESTS.len()];
     // Consecutive `nth` past the sequence's fault points. On 7.x their number varies from one
     // pass to the next (a per-CPU sheaf refilled or not adds points that fail no request), so
-    // one pass that did not reach `nth` does not prove that none will: stop after many.
-    let mut past_end = 0;
-    for nth in 1..=10_000 {
-        let Ok(cache) = KmemCache::<u64>::new(c"rust_slab_bulk_nth", CacheFlags::NO_MERGE) else {
-            check!(false);
-            return;
-        };
-        let mut batches = ObjBatch::<'_, MaybeUninit<u64>, 128>::new(cache.uninit());
-        let mut singles = ObjBatch::<'_, MaybeUninit<u64>, 8>::new(cache.uninit());
-        let (mut expected, mut failures) = (0, 0);
-        // `GFP_NOWAIT`: `failslab` ignores requests that may reclaim.
-        set_fail_nth(nth);
-        for (i, &n) in REQUESTS.iter().enumerate() {
-            let failed = if n == 0 {
-                match cache.alloc_uninit(GFP_NOWAIT) {
-                    Ok(obj) => singles.push(obj).is_err(),
-                    Err(e) => e == ENOMEM,
-                }
-            } else {
-                let before = batches.len();
-                let result = batches.alloc(n, GFP_NOWAIT);
-                check!(result.is_ok() == (batches.len() == before + n));
-                result == Err(ENOMEM)
+    // one pass that did not reach `nth` does not prove that none will: stop after many. For the
+    // same reason one sweep may step over a request's own point every time: sweep again (at
+    // most `SWEEPS` times) until every request has failed once.
+    const SWEEPS: usize = 4;
+    for _ in 0..SWEEPS {
+        let mut past_end = 0;
+        for nth in 1..=2_500 {
+            let Ok(cache) = KmemCache::<u64>::new(c"rust_slab_bulk_nth", CacheFlags::NO_MERGE)
+            else {
+                check!(false);
+                return;
             };
-            if failed {
-                failures += 1;
-                failed_once[i] = true;
-            } else {
-                expected += n.max(1);
+            let mut batches = ObjBatch::<'_, MaybeUninit<u64>, 128>::new(cache.uninit());
+            let mut singles = ObjBatch::<'_, MaybeUninit<u64>, 8>::new(cache.uninit());
+            let (mut expected, mut failures) = (0, 0);
+            // `GFP_NOWAIT`: `failslab` ignores requests that may reclaim.
+            set_fail_nth(nth);
+            for (i, &n) in REQUESTS.iter().enumerate() {
+                let failed = if n == 0 {
+                    match cache.alloc_uninit(GFP_NOWAIT) {
+                        Ok(obj) => singles.push(obj).is_err(),
+                        Err(e) => e == ENOMEM,
+                    }
+                } else {
+                    let before = batches.len();
+                    let result = batches.alloc(n, GFP_NOWAIT);
+                    check!(result.is_ok() == (batches.len() == before + n));
+                    result == Err(ENOMEM)
+                };
+                if failed {
+                    failures += 1;
+                    failed_once[i] = true;
+                } else {
+                    expected += n.max(1);
+                }
+            }
+            // Still armed: the sequence reached fewer than `nth` fault points; all were tried.
+            let fired = fail_nth() == 0;
+            set_fail_nth(0);
+            check!(failures <= 1 && (failures == 0 || fired));
+            check!(in_use(&cache) == expected);
+            drop((batches, singles));
+            check!(in_use(&cache) == 0);
+            past_end = if fired { 0 } else { past_end + 1 };
+            if past_end == 64 {
+                break;
             }
         }
-        // Still armed: the sequence reached fewer than `nth` fault points; all were tried.
-        let fired = fail_nth() == 0;
-        set_fail_nth(0);
-        check!(failures <= 1 && (failures == 0 || fired));
-        check!(in_use(&cache) == expected);
-        drop((batches, singles));
-        check!(in_use(&cache) == 0);
-        past_end = if fired { 0 } else { past_end + 1 };
-        if past_end == 64 {
+        if failed_once.iter().all(|f| *f) {
             break;
         }
     }
