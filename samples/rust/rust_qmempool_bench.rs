@@ -39,7 +39,7 @@
 //! loaded; unload it with `rmmod`.
 
 use core::ffi::{c_int, c_ulong, c_void};
-use core::mem::MaybeUninit;
+use core::mem::{self, MaybeUninit};
 use core::ptr;
 use kernel::bindings;
 use kernel::prelude::*;
@@ -200,7 +200,8 @@ fn pool<'p>(pool: &'p Pool<'_>, objs: &mut [Option<PoolObj<'p>>], loops: usize) 
     let mut done = 0;
     for _ in 0..loops {
         for slot in objs.iter_mut() {
-            *slot = pool.alloc_uninit(GFP_ATOMIC).ok();
+            // Every slot is `None` here (the loop below takes them all): nothing to drop.
+            mem::forget(mem::replace(slot, pool.alloc_uninit(GFP_ATOMIC).ok()));
         }
         for slot in objs.iter_mut() {
             if slot.take().is_none() {
@@ -221,7 +222,8 @@ fn pool_bh<'p>(pool: &'p Pool<'_>, objs: &mut [Option<PoolObj<'p>>], loops: usiz
     let mut done = 0;
     for _ in 0..loops {
         for slot in objs.iter_mut() {
-            *slot = pool.alloc_uninit_in(&guard, GFP_ATOMIC).ok();
+            // Every slot is `None` here (the loop below takes them all): nothing to drop.
+            mem::forget(mem::replace(slot, pool.alloc_uninit_in(&guard, GFP_ATOMIC).ok()));
         }
         for slot in objs.iter_mut() {
             match slot.take() {
@@ -240,7 +242,8 @@ fn single<'c>(cache: &'c Cache<Object>, objs: &mut [Option<Obj<'c, Raw>>], loops
     let mut done = 0;
     for _ in 0..loops {
         for slot in objs.iter_mut() {
-            *slot = cache.alloc_uninit(GFP_ATOMIC).ok();
+            // Every slot is `None` here (the loop below takes them all): nothing to drop.
+            mem::forget(mem::replace(slot, cache.alloc_uninit(GFP_ATOMIC).ok()));
         }
         for slot in objs.iter_mut() {
             if slot.take().is_none() {

@@ -112,14 +112,12 @@ struct Run<'c, 'b> {
 }
 
 impl Run<'_, '_> {
-    // The four loops are kept out of line alike, so that none is scheduled into its caller.
     // Each loop returns the number of allocations that failed. A failed allocation skips its
     // free, so it would lower the cost per object of the run it happens in: the caller fails
     // the run instead. Counting costs nothing on the path that succeeds (the test for failure
     // is there anyway).
 
     /// C API, one object at a time.
-    #[inline(never)]
     fn raw_single(&mut self, n: usize, loops: usize) -> usize {
         let s = self.cache.as_raw();
         let p = &mut self.raw[..n];
@@ -142,7 +140,6 @@ impl Run<'_, '_> {
     }
 
     /// C API, in bulk.
-    #[inline(never)]
     fn raw_bulk(&mut self, n: usize, loops: usize) -> usize {
         let s = self.cache.as_raw();
         let p = self.raw.as_mut_ptr();
@@ -162,7 +159,6 @@ impl Run<'_, '_> {
     }
 
     /// `kernel::slab_bulk`, one object at a time.
-    #[inline(never)]
     fn ours_single(&mut self, n: usize, loops: usize) -> usize {
         let objs = &mut self.objs[..n];
         let mut failed = 0;
@@ -183,7 +179,6 @@ impl Run<'_, '_> {
     }
 
     /// `kernel::slab_bulk`, in bulk.
-    #[inline(never)]
     fn ours_bulk(&mut self, n: usize, loops: usize) -> usize {
         let mut failed = 0;
         for _ in 0..loops {

@@ -109,8 +109,9 @@ struct Home<'p, T, const L: usize, const S: usize, const B: usize> {
 impl<T, const L: usize, const S: usize, const B: usize> Home<'_, T, L, S, B> {
     /// Hands the object to the caller instead.
     #[inline]
-    fn defuse(mut self) -> Option<Raw<T>> {
-        self.raw.take()
+    fn defuse(self) -> Option<Raw<T>> {
+        // Not dropped: nothing is left for `drop` to give back (and no call to it is made).
+        ManuallyDrop::new(self).raw
     }
 }
 
