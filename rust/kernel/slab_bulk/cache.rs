@@ -62,7 +62,7 @@ impl BitOr for CacheFlags {
 
     #[inline]
     fn bitor(self, rhs: Self) -> Self {
-        Self(self.0 | rhs.0)
+        self.union(rhs)
     }
 }
 
