@@ -46,7 +46,7 @@ pps_kernel() {
 			echo "SHIM_PPS_RUNS=$SHIM_PPS_RUNS"
 			echo "SHIM_PPS_COUNT=$SHIM_PPS_COUNT"
 			echo "SHIM_PPS_CONDS='$conds'"
-			cat "$PROJECT/scripts/guest/shim_pps.sh"
+			cat "$PROJECT/scripts/guest/pktgen_lib.sh" "$PROJECT/scripts/guest/shim_pps.sh"
 		} >"$plan"
 		log "$KVER: shim pps, boot '$boot' ($SHIM_PPS_RUNS x on/off x $conds, $SHIM_PPS_COUNT packets per thread; QEMU TCG)"
 		t0=$SECONDS

@@ -226,7 +226,7 @@ kernel_tests() {
 		unload rust_skb_free_bench
 		SHIM_COUNT=200000
 		EOF
-		cat "$PROJECT/scripts/guest/shim_pktgen.sh" >>"$plan"
+		cat "$PROJECT/scripts/guest/pktgen_lib.sh" "$PROJECT/scripts/guest/shim_pktgen.sh" >>"$plan"
 		# slab_nomerge: skbuff_head_cache's object count must be its own (the shim's check).
 		if step "QEMU boot" "$PROJECT/scripts/qemu-run.sh" "$KVER" "$plan" "$klogs/qemu.log" slab_nomerge; then
 			kunit_parse "$G_klogs/qemu.log" "$G_klogs/qemu-kunit.json"

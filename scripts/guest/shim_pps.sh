@@ -1,6 +1,6 @@
 # Guest plan snippet (QEMU x86-smp, 2 vCPUs, -device igb): packets per second through igb's TX
 # cleanup with the ixgbe_bulk_shim's bulk free on and off, in the same boot of the same kernel.
-# Append it to a plan; init.sh sources the plan, so say() is at hand.  scripts/bench-pps.sh
+# Append it to a plan after pktgen_lib.sh; init.sh sources the plan, so say() is at hand.  scripts/bench-pps.sh
 # runs it (make bench-pps) and turns its lines into results/skb_pps-qemu-<version>.{md,json}.
 #
 # The shape of Jesper Brouer's measurements of 2015 (the ixgbe bulk-free RFC and the
@@ -39,8 +39,6 @@ SHIM_PPS_COUNT=${SHIM_PPS_COUNT:-50000}
 SHIM_PPS_CONDS=${SHIM_PPS_CONDS:-default tuned}
 SHIM_PPS_CPU_PARTIAL=${SHIM_PPS_CPU_PARTIAL:-256}
 SHIM_PPS_MIN_PARTIAL=${SHIM_PPS_MIN_PARTIAL:-9}
-pps_slab=/sys/kernel/slab/skbuff_head_cache
-pps_pg=/proc/net/pktgen
 pps_switch=/sys/module/ixgbe_bulk_shim/parameters/enable
 
 pps_out() { echo "rfl_bench: shim_pps $*" >/dev/console; }
@@ -49,48 +47,15 @@ pps_error() {
 	pps_failed=1
 }
 
-# pps_heads: skbuff_head_cache's objects in use, per-CPU slabs and sheaves flushed first.
-pps_heads() {
-	echo 1 >$pps_slab/shrink
-	cut -d' ' -f1 $pps_slab/objects
-}
-
-# pps_pgcmd FILE CMD: one pktgen command, an error if refused.
-pps_pgcmd() {
-	echo "$2" >$pps_pg/$1 || pps_error "pktgen '$2' > $1 refused: $(grep Result: $pps_pg/$1)"
-}
-
-# pps_link up|down: set the igb interface up or down; up waits for the carrier.
-pps_link() {
-	busybox ip link set "$pps_dev" "$1" || pps_error "ip link set $pps_dev $1 failed"
-	[ "$1" = up ] || return 0
-	n=0
-	while [ "$(cat /sys/class/net/$pps_dev/carrier 2>/dev/null)" != 1 ] && [ $n -lt 10 ]; do
-		sleep 1
-		n=$((n + 1))
-	done
-}
+pg_refused() { pps_error "$*"; }
 
 # pps_traffic COUNT: one pktgen run of COUNT packets per thread, to its end; sets pps_sent to
 # the packets sent by all threads and pps_rate to the sum of their rates.
 pps_traffic() {
-	for c in $pps_cpus; do
-		pps_pgcmd kpktgend_$c rem_device_all
-		pps_pgcmd kpktgend_$c "add_device $pps_dev@$c"
-		for cmd in "count $1" "clone_skb 0" "flag !SHARED" "pkt_size 60" "delay 0" \
-			"dst 10.0.2.99" "dst_mac 52:54:00:12:34:99" \
-			"queue_map_min $c" "queue_map_max $c"; do
-			pps_pgcmd "$pps_dev@$c" "$cmd"
-		done
-	done
-	pps_pgcmd pgctrl start
-	pps_sent=0 pps_rate=0
-	for c in $pps_cpus; do
-		s=$(sed -n 's/.*pkts-sofar: \([0-9]*\).*/\1/p' $pps_pg/$pps_dev@$c)
-		p=$(sed -n 's/^ *\([0-9]*\)pps .*/\1/p' $pps_pg/$pps_dev@$c)
-		pps_sent=$((pps_sent + ${s:-0}))
-		pps_rate=$((pps_rate + ${p:-0}))
-	done
+	pg_setup "$1"
+	pg_cmd pgctrl start
+	pg_sent
+	pps_sent=$pg_total pps_rate=$pg_rate
 }
 
 # pps_mode on|off: switch the shim's bulk free for the cleanups that start from now on.
@@ -105,7 +70,7 @@ pps_mode() {
 
 # pps_set FILE VALUE: write a tunable of the cache; prints the new value, or "refused".
 pps_set() {
-	if echo "$2" 2>/dev/null >$pps_slab/$1 && [ "$(cat $pps_slab/$1)" = "$2" ]; then
+	if echo "$2" 2>/dev/null >$pg_slab/$1 && [ "$(cat $pg_slab/$1)" = "$2" ]; then
 		echo "$2"
 	else
 		echo refused
@@ -114,58 +79,45 @@ pps_set() {
 
 # pps_tune: Brouer's values where the kernel takes them; the old ones are kept for pps_restore.
 pps_tune() {
-	pps_old_cpu_partial=$(cat $pps_slab/cpu_partial 2>/dev/null || echo none)
-	pps_old_min_partial=$(cat $pps_slab/min_partial 2>/dev/null || echo none)
+	pps_old_cpu_partial=$(cat $pg_slab/cpu_partial 2>/dev/null || echo none)
+	pps_old_min_partial=$(cat $pg_slab/min_partial 2>/dev/null || echo none)
 	cp=none mp=none
 	[ "$pps_old_cpu_partial" = none ] || cp=$(pps_set cpu_partial "$SHIM_PPS_CPU_PARTIAL")
 	[ "$pps_old_min_partial" = none ] || mp=$(pps_set min_partial "$SHIM_PPS_MIN_PARTIAL")
 	pps_out "tune cond=tuned cpu_partial=$pps_old_cpu_partial->$cp" \
-		"min_partial=$pps_old_min_partial->$mp sheaf_capacity=$(cat $pps_slab/sheaf_capacity 2>/dev/null || echo none)"
+		"min_partial=$pps_old_min_partial->$mp sheaf_capacity=$(cat $pg_slab/sheaf_capacity 2>/dev/null || echo none)"
 }
 
 pps_restore() {
 	for f in cpu_partial min_partial; do
 		eval old=\$pps_old_$f
 		[ "$old" = none ] && continue
-		[ "$(cat $pps_slab/$f)" = "$old" ] && continue
-		echo "$old" >$pps_slab/$f || pps_error "cannot restore $f to $old"
+		[ "$(cat $pg_slab/$f)" = "$old" ] && continue
+		echo "$old" >$pg_slab/$f || pps_error "cannot restore $f to $old"
 	done
 }
 
 pps_failed=0
-pps_dev=
-for d in /sys/class/net/*; do
-	grep -q '^DRIVER=igb$' "$d/device/uevent" 2>/dev/null && pps_dev=${d##*/} && break
-done
-pps_cpus=$(sed -n 's/^processor[^0-9]*\([0-9]*\)$/\1/p' /proc/cpuinfo)
-if [ -z "$pps_dev" ]; then
+if [ -z "$pg_dev" ]; then
 	pps_error "no igb interface"
-elif [ ! -d $pps_pg ]; then
+elif [ ! -d $pg_dir ]; then
 	pps_error "no pktgen (CONFIG_NET_PKTGEN)"
-elif [ ! -f $pps_slab/objects ]; then
-	pps_error "no $pps_slab/objects (CONFIG_SLUB_DEBUG, SYSFS)"
+elif [ ! -f $pg_slab/objects ]; then
+	pps_error "no $pg_slab/objects (CONFIG_SLUB_DEBUG, SYSFS)"
 elif [ ! -f $pps_switch ]; then
 	pps_error "no $pps_switch (a kernel without the shim's switch)"
 else
-	ncpu=0
-	for c in $pps_cpus; do ncpu=$((ncpu + 1)); done
-	# The per-CPU caches the shim does not own (see shim_pktgen.sh).
-	if [ "$(uname -r | cut -d. -f1)" -ge 7 ]; then
-		pps_slack=$((ncpu * (128 + 128)))
-	else
-		pps_slack=$((ncpu * 64))
-	fi
 	# A merged cache is a symlink (skbuff_head_cache is created with SLAB_NO_MERGE in both
 	# kernels, so this should read 0 with and without slab_nomerge).
 	merged=0
-	[ -L $pps_slab ] && merged=1
-	pps_out "setup dev=$pps_dev cpus=$ncpu count=$SHIM_PPS_COUNT runs=$SHIM_PPS_RUNS" \
+	[ -L $pg_slab ] && merged=1
+	pps_out "setup dev=$pg_dev cpus=$pg_ncpu count=$SHIM_PPS_COUNT runs=$SHIM_PPS_RUNS" \
 		"conds=$(echo $SHIM_PPS_CONDS | sed "s/ /,/g") merged=$merged kernel=$(uname -r)"
 	pps_was=$(cat $pps_switch)
-	pps_base=$(pps_heads)
+	pps_base=$(pg_heads)
 	pps_total=0
 
-	pps_link up
+	pg_link up
 	pps_mode on
 	pps_traffic $((SHIM_PPS_COUNT / 10 + 1))
 	pps_total=$((pps_total + pps_sent))
@@ -193,14 +145,14 @@ else
 		[ "$cond" = tuned ] && pps_restore
 	done
 	echo "$pps_was" >$pps_switch
-	pps_link down
+	pg_link down
 
-	after=$(pps_heads)
+	after=$(pg_heads)
 	why=
 	[ "$pps_failed" = 0 ] || why=" a step failed"
-	[ $((after - pps_base)) -le "$pps_slack" ] || why="$why heads leaked"
+	[ $((after - pps_base)) -le "$pg_slack" ] || why="$why heads leaked"
 	v=PASS
 	[ -z "$why" ] || v="FAIL$why"
-	pps_out "check $v sent=$pps_total before=$pps_base after=$after slack=$pps_slack"
+	pps_out "check $v sent=$pps_total before=$pps_base after=$after slack=$pg_slack"
 fi
 pps_out done
