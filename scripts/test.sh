@@ -122,6 +122,15 @@ kunit_parse() {
 	krun sh -c "cd $G_TREE && python3 tools/testing/kunit/kunit.py parse --json=$2 $1" >/dev/null 2>&1 || true
 }
 
+# rerun_counts SUITE NAME: "passed failed" of SUITE's debugfs re-run in the fault/kmemleak boot's
+# log (its KTAP and JSON kept as NAME.ktap and NAME.json beside it); "0 1" if none was found.
+rerun_counts() {
+	sed -n "/rfl_guest: kunit results begin $1/,/rfl_guest: kunit results end/{/rfl_guest/!p}" \
+		"$klogs/faults.log" >"$klogs/$2.ktap"
+	kunit_parse "$G_klogs/$2.ktap" "$G_klogs/$2.json"
+	kunit_counts "$klogs/$2.json" 2>/dev/null || echo "0 1"
+}
+
 ### 1. userspace (USERSPACE=0 skips it, for a run of the kernel steps alone)
 if [ "${USERSPACE:-1}" != 0 ]; then
 	export CARGO_TERM_COLOR=never
@@ -167,19 +176,13 @@ kernel_tests() {
 			'kunit.filter_glob=rust_[qs][ml]*'; then
 			# The suite's run in debugfs, with fail_page_alloc set up for marked tasks: this time
 			# bulk_fault_positions must take its failure path.
-			sed -n '/rfl_guest: kunit results begin rust_slab_bulk/,/rfl_guest: kunit results end/{/rfl_guest/!p}' \
-				"$klogs/faults.log" >"$klogs/faults-rerun.ktap"
-			kunit_parse "$G_klogs/faults-rerun.ktap" "$G_klogs/faults-rerun.json"
-			read -r p f < <(kunit_counts "$klogs/faults-rerun.json" 2>/dev/null || echo "0 1")
+			read -r p f < <(rerun_counts rust_slab_bulk faults-rerun)
 			if ! grep -q 'rfl_test: slab_bulk positions armed=1' "$klogs/faults.log"; then
 				echo "  bulk_fault_positions did not see fail_page_alloc set up" >&2
 				f=$((f + 1))
 			fi
 			count "rust_slab_bulk with fail_page_alloc (UML)" "$p" "$f"
-			sed -n '/rfl_guest: kunit results begin rust_qmempool/,/rfl_guest: kunit results end/{/rfl_guest/!p}' \
-				"$klogs/faults.log" >"$klogs/qmempool-rerun.ktap"
-			kunit_parse "$G_klogs/qmempool-rerun.ktap" "$G_klogs/qmempool-rerun.json"
-			read -r p f < <(kunit_counts "$klogs/qmempool-rerun.json" 2>/dev/null || echo "0 1")
+			read -r p f < <(rerun_counts rust_qmempool qmempool-rerun)
 			count "rust_qmempool again, under kmemleak (UML)" "$p" "$f"
 			# What the suite leaked: the suspects of the second report that the first had not and
 			# that were allocated after the first began. (A boot-time object can turn up in the
