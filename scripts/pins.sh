@@ -1,7 +1,11 @@
-# Pinned package set of the toolchain root (Debian 13, trixie; linux-source-7.3 comes from
-# trixie-backports, which the root also lists).  Changing a
-# line here re-provisions the root on the next 'make toolchain'.
+# The toolchain root's packages (Debian 13, trixie; linux-source-7.3 comes from trixie-backports,
+# which the root also lists).  Changing a line here re-provisions the root on the next
+# 'make toolchain'.
 # shellcheck shell=bash
+
+# Pinned to the version: what builds, runs and measures the kernels.  When Debian's index has
+# moved on from a pinned version (a point release, a new backport), scripts/toolchain.sh fetches
+# that version's .deb from the mirror's pool, where superseded versions stay for a while.
 ROOT_PACKAGES=(
 	rustc=1.85.1+dfsg1-1+deb13u1 rust-src=1.85.1+dfsg1-1+deb13u1
 	rustfmt=1.85.1+dfsg1-1+deb13u1 rust-clippy=1.85.1+dfsg1-1+deb13u1
@@ -11,9 +15,13 @@ ROOT_PACKAGES=(
 	linux-source-7.3=7.3.4-1~bpo13+1
 	qemu-system-x86=1:10.0.13+ds-0+deb13u1
 	busybox-static=1:1.37.0-6+b9
-	make=4.4.1-2 gcc=4:14.2.0-1 libc6-dev=2.41-12+deb13u4 bc=1.07.1-4
-	flex=2.6.4-8.2+b4 bison=2:3.8.2+dfsg-1+b2 libelf-dev=0.192-4
-	libssl-dev=3.5.7-1~deb13u2 python3=3.13.5-1 perl=5.40.1-6+deb13u1
-	xz-utils=5.8.1-1+deb13u1 cpio=2.15+dfsg-2 kmod=34.2-2
-	rsync=3.4.1+ds1-5+deb13u4 python3-matplotlib=3.10.1+dfsg1-4
+)
+
+# The suite's current versions: host tools of the kernel build and the scripts.  They must match
+# the base system debootstrap installs from the same index (libc6-dev is tied to libc6's exact
+# version), so they follow trixie's point releases; the versions installed are listed in the
+# root's /.packages.
+ROOT_TOOLS=(
+	make gcc libc6-dev bc flex bison libelf-dev libssl-dev python3 perl xz-utils cpio kmod rsync
+	python3-matplotlib
 )

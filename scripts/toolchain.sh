@@ -7,7 +7,7 @@
 # root is never mistaken for a finished one and is simply redone.
 . "$(dirname "$0")/lib.sh"
 
-want=$(printf '%s\n' "$DEBIAN_SUITE" "${ROOT_PACKAGES[@]}" | sha256sum | cut -c1-16)
+want=$(printf '%s\n' "$DEBIAN_SUITE" "${ROOT_PACKAGES[@]}" "${ROOT_TOOLS[@]}" | sha256sum | cut -c1-16)
 if [ -f "$ROOT/.complete" ] && [ "$(cat "$ROOT/.complete")" = "$want" ]; then
 	log "toolchain root up to date ($ROOT)"
 	exit 0
@@ -34,19 +34,57 @@ log "debootstrap $DEBIAN_SUITE into $tmp"
 debootstrap --variant=minbase "$DEBIAN_SUITE" "$tmp" "$DEBIAN_MIRROR" >"$CACHE_DIR/debootstrap.log" 2>&1 ||
 	{ tail -20 "$CACHE_DIR/debootstrap.log"; die "debootstrap failed (log: $CACHE_DIR/debootstrap.log)"; }
 
-log "installing ${#ROOT_PACKAGES[@]} pinned packages"
+log "installing ${#ROOT_PACKAGES[@]} pinned packages and ${#ROOT_TOOLS[@]} tools"
 # Reuse in_root with the half-made root: mark it usable for the install only.
 echo installing >"$tmp/.complete"
 ROOT=$tmp in_root /bin/sh -c '
-	export DEBIAN_FRONTEND=noninteractive
-	echo "deb $0 trixie-backports main" >/etc/apt/sources.list.d/backports.list
+	echo "deb $1 trixie-backports main" >/etc/apt/sources.list.d/backports.list
 	apt-get update -q >/dev/null
+	# For each pin: "ok NAME VERSION" while the index has the version, else "gone NAME VERSION
+	# FILENAME" with the pool file of the version the index has now.
+	shift
+	for p; do
+		n=${p%%=*} v=${p#*=}
+		if apt-cache madison "$n" | cut -d"|" -f2 | tr -d " " | grep -qxF "$v"; then
+			echo "ok $n $v"
+		else
+			echo "gone $n $v $(apt-cache show --no-all-versions "$n" 2>/dev/null |
+				sed -n "s/^Filename: //p" | head -1)"
+		fi
+	done' sh "$DEBIAN_MIRROR" "${ROOT_PACKAGES[@]}" >"$CACHE_DIR/pins.state" ||
+	die "apt-get update failed in the new root (mirror: $DEBIAN_MIRROR)"
+
+# A pinned version the index no longer lists: its .deb from the pool, installed by path.
+install_args=()
+mkdir -p "$tmp/var/cache/pinned"
+while read -r state name ver file; do
+	if [ "$state" = ok ]; then
+		install_args+=("$name=$ver")
+		continue
+	fi
+	[ -n "$file" ] || die "$name is not in $DEBIAN_MIRROR's trixie or trixie-backports index at all"
+	# Pool file names carry the version without its epoch, then the architecture.
+	deb=${name}_${ver#*:}_${file##*_}
+	log "$name=$ver has left the index (it serves ${file##*/}): fetching $deb from the pool"
+	curl -fsSL -o "$tmp/var/cache/pinned/$deb" "$DEBIAN_MIRROR/${file%/*}/$deb" ||
+		die "$name=$ver is gone from $DEBIAN_MIRROR's pool too.
+  The versions served now: apt-cache policy $name in the root, or packages.debian.org;
+  set the new version in scripts/pins.sh"
+	install_args+=("/var/cache/pinned/$deb")
+done <"$CACHE_DIR/pins.state"
+
+ROOT=$tmp in_root /bin/sh -c '
+	export DEBIAN_FRONTEND=noninteractive
 	apt-get install -y -q --no-install-recommends "$@" >/tmp/apt.log 2>&1 ||
 		{ tail -30 /tmp/apt.log; exit 1; }
 	apt-get clean
-' "$DEBIAN_MIRROR" "${ROOT_PACKAGES[@]}" || die "package installation failed: a pinned version may have left the archive (backports versions move on).
-  The versions served now:  apt-cache policy <package> in the root, or packages.debian.org;
-  set the new version in scripts/pins.sh (for example linux-source-7.3=<version>)"
+	rm -rf /var/cache/pinned
+	dpkg-query -W -f "\${Package}=\${Version}\n" >/.packages
+' sh "${install_args[@]}" "${ROOT_TOOLS[@]}" || die "package installation failed (above).
+  A pinned package fetched from the pool may need a dependency version the index no longer has:
+  the versions served now are in apt-cache policy <package> in the root, or packages.debian.org;
+  set the new version in scripts/pins.sh"
+log "installed: $(grep -cv '^$' "$tmp/.packages") packages, listed in $ROOT/.packages"
 
 log "verifying: linux-source-6.12 and the kernel's own check (make rustavailable)"
 ls "$tmp"/usr/src/linux-source-6.12.tar.xz >/dev/null || die "linux-source-6.12 tarball missing"
