@@ -15,8 +15,9 @@
 //!   `kfree_skb_list_reason()`, the exported route that bulk-frees heads to the slab (16 per
 //!   `kmem_cache_free_bulk()`), bypassing the NAPI cache;
 //! - `shim`: `ixgbe_bulk_shim_init()`, `ixgbe_bulk_shim_add()` for each skb and
-//!   `ixgbe_bulk_shim_flush()` with a budget of 64, the C entry points the drivers call, on a
-//!   `struct ixgbe_bulk_shim` on the stack (32 skbs per `napi_consume_skb_bulk()`).
+//!   `ixgbe_bulk_shim_flush()` with a budget of 64, on a `struct ixgbe_bulk_shim` on the stack
+//!   (32 skbs per `napi_consume_skb_bulk()`), in C (`rust_skb_free_bench_c.c`) as the drivers
+//!   call them, so that `ixgbe_bulk_shim_add()` is the header's inline.
 //!
 //! Every round runs with bottom halves disabled, the softirq context a NAPI poll runs in, so
 //! that the NAPI variants are used as drivers use them and no round migrates between CPUs. The
@@ -51,8 +52,7 @@
 //! rfl_test: skb_free PASS
 //! ```
 
-use core::ffi::c_int;
-use core::mem::MaybeUninit;
+use core::ffi::{c_int, c_uint};
 use core::ptr;
 use core::sync::atomic::{AtomicUsize, Ordering};
 use kernel::bindings;
@@ -67,6 +67,11 @@ bench::sample_module! {
     type: SkbFreeBench,
     name: "rust_skb_free_bench",
     description: "Benchmark: freeing skbs one at a time, in bulk, and through ixgbe_bulk_shim",
+}
+
+// The shim's way, in C as the drivers call it, in `rust_skb_free_bench_c.c`.
+extern "C" {
+    fn rust_skb_free_bench_shim(skbs: *const *mut bindings::sk_buff, n: c_uint, budget: c_int);
 }
 
 /// The largest batch size.
@@ -214,19 +219,10 @@ impl Round {
                 };
             }
             Variant::Shim => {
-                let mut done = MaybeUninit::<bindings::ixgbe_bulk_shim>::uninit();
-                // SAFETY:
-                // - `done` is a `struct ixgbe_bulk_shim` on this stack, used for nothing else.
-                // - A non-zero budget comes with bottom halves disabled (the caller's), as in a
-                //   NAPI poll, and the batch is used only within this call.
-                unsafe { bindings::ixgbe_bulk_shim_init(done.as_mut_ptr(), budget) };
-                for &skb in skbs {
-                    // SAFETY: `done` was started above; the round's reference on `skb` (type
-                    // invariant) is given to the batch.
-                    unsafe { bindings::ixgbe_bulk_shim_add(done.as_mut_ptr(), skb) };
-                }
-                // SAFETY: `done` was started above, in this context.
-                unsafe { bindings::ixgbe_bulk_shim_flush(done.as_mut_ptr()) };
+                // SAFETY: The round owns a reference on each of the `skbs.len()` skbs of
+                // `skbs` (type invariant), all given up here; a non-zero budget comes with
+                // bottom halves disabled (the caller's), as in a NAPI poll.
+                unsafe { rust_skb_free_bench_shim(skbs.as_ptr(), skbs.len() as c_uint, budget) };
             }
         }
     }
@@ -357,8 +353,10 @@ fn heads_in_use() -> Option<usize> {
     {
         // SAFETY: `net_hotdata.skbuff_cache` is the skb head cache, created at boot and never
         // destroyed; the helper only shrinks it and reads its counters (process context).
-        Some(unsafe { bindings::kmem_cache_objects_in_use(bindings::net_hotdata.skbuff_cache) }
-            as usize)
+        Some(
+            unsafe { bindings::kmem_cache_objects_in_use(bindings::net_hotdata.skbuff_cache) }
+                as usize,
+        )
     }
     #[cfg(not(all(CONFIG_KUNIT, CONFIG_SLUB_DEBUG)))]
     None
@@ -387,7 +385,9 @@ fn self_check(round: &mut Round, p: &Params) -> bool {
         );
         ok &= fine;
     } else {
-        pr_info!("rfl_test: skb_free heads SKIP no object counts (CONFIG_KUNIT or SLUB_DEBUG unset)\n");
+        pr_info!(
+            "rfl_test: skb_free heads SKIP no object counts (CONFIG_KUNIT or SLUB_DEBUG unset)\n"
+        );
     }
     ok
 }

@@ -56,7 +56,7 @@ elif [ ! -f $pg_slab/objects ]; then
 else
 	# A merged cache (a symlink to a :0000256-like directory) counts other users too.
 	[ -L $pg_slab ] && say "shim_pktgen: skbuff_head_cache is merged; boot with slab_nomerge"
-	grep -q ' ixgbe_bulk_shim_add$' /proc/kallsyms 2>/dev/null && say "shim_pktgen: shim present"
+	grep -q ' __ixgbe_bulk_shim_add$' /proc/kallsyms 2>/dev/null && say "shim_pktgen: shim present"
 	say "shim_pktgen: $pg_dev, cpus $(echo $pg_cpus)"
 	shim_base=$(pg_heads)
 

@@ -26,7 +26,10 @@ use kernel::bindings;
 /// The type is `repr(C)` with the layout of the C `struct ixgbe_bulk_shim`
 /// ([`include/net/ixgbe_bulk_shim.h`](srctree/include/net/ixgbe_bulk_shim.h)) for
 /// `N == IXGBE_BULK_SHIM_SIZE`, checked when this file is compiled, so that a C driver can keep
-/// a batch on its stack.
+/// a batch on its stack. The header's inline `ixgbe_bulk_shim_add()` does the common case of
+/// [`SkbBatch::add`] itself, on the C struct, and keeps the invariants below as `add` does: it
+/// writes `skbs[count]` and increments `count` only while `count < N - 1`, with a non-NULL skb
+/// whose reference it passes to the batch.
 ///
 /// Contexts: with a non-zero budget, only in the NAPI poll that was given that budget (softirq,
 /// IRQs enabled); with a budget of 0, any.
@@ -87,24 +90,19 @@ impl<const N: usize> SkbBatch<N> {
     /// started with `bulk == false`), else gathers it and frees the whole batch if it is full.
     #[inline]
     pub(crate) fn add(&mut self, skb: DoneSkb) {
-        if self.count == AT_ONCE {
+        let count = self.count as usize;
+        // `AT_ONCE` is no index of `skbs` either (`N < AT_ONCE`), so one comparison tells both
+        // cases apart.
+        let Some(slot) = self.skbs.get_mut(count) else {
+            // `count == AT_ONCE`: `count < N` otherwise (type invariant).
             // SAFETY: If `budget != 0`, this is the NAPI poll that was given `budget` (type
             // invariant); a budget of 0 allows any context.
             unsafe { skb.napi_consume(self.budget) };
             return;
-        }
-        let count = self.count as usize;
-        match self.skbs.get_mut(count) {
-            Some(slot) => {
-                slot.write(skb);
-            }
-            None => {
-                // Cannot happen (`count < N`, type invariant); freed on its own if it did.
-                drop(skb);
-                return;
-            }
-        }
-        // INVARIANT: `skbs[count]` was just written; the batch owns one more skb.
+        };
+        slot.write(skb);
+        // INVARIANT: `skbs[count]` was just written; the batch owns one more skb. `count < N`,
+        // so the sum fits in a `c_uint` and is not `AT_ONCE`.
         self.count += 1;
         if count + 1 == N {
             // INVARIANT: flushed, so `count == 0 < N` again.
@@ -125,8 +123,8 @@ impl<const N: usize> SkbBatch<N> {
         // - `skbs[..count]` are initialised `DoneSkb`s (type invariant): live skbs on each of
         //   which the batch owns a reference. `DoneSkb` is `repr(transparent)` over a non-null
         //   pointer, so the slots are a `struct sk_buff **` array of `count` entries. The function
-        //   gives every reference up and may overwrite the array; the slots are not read again
-        //   before they are written (`count` is 0 now).
+        //   gives every reference up; the slots are not read again before they are written
+        //   (`count` is 0 now).
         // - `0 < count < N`, so `budget != 0` and this is the NAPI poll that was given `budget`
         //   (type invariant): softirq context with IRQs enabled, as the function requires.
         unsafe {

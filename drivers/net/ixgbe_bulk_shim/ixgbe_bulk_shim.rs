@@ -6,8 +6,10 @@
 //!
 //! A driver's TX cleanup keeps a `struct ixgbe_bulk_shim` on its stack, starts it with the NAPI
 //! budget it was given ([`ixgbe_bulk_shim_init`]), adds each skb the hardware has sent
-//! ([`ixgbe_bulk_shim_add`], instead of `napi_consume_skb()`), and flushes it when the cleanup
-//! loop ends ([`ixgbe_bulk_shim_flush`]). The batch ([`batch::SkbBatch`]) frees
+//! (`ixgbe_bulk_shim_add()`, instead of `napi_consume_skb()`), and flushes it when the cleanup
+//! loop ends ([`ixgbe_bulk_shim_flush`]). `ixgbe_bulk_shim_add()` is inline in the C header for
+//! its common case, storing the skb in a free slot other than the last, so that a cleanup pays
+//! no call per skb; it calls [`__ixgbe_bulk_shim_add`] for everything else. The batch ([`batch::SkbBatch`]) frees
 //! `IXGBE_BULK_SHIM_SIZE` skbs at a time with one `napi_consume_skb_bulk()`; with a budget of 0
 //! (netpoll) it frees each skb at once, as `napi_consume_skb()` does.
 //!
@@ -27,8 +29,8 @@
 //! | entry point | context |
 //! |---|---|
 //! | [`ixgbe_bulk_shim_init`] | any |
-//! | [`ixgbe_bulk_shim_add`], [`ixgbe_bulk_shim_flush`], budget != 0 | the NAPI poll that was given the budget: softirq, IRQs enabled |
-//! | [`ixgbe_bulk_shim_add`], [`ixgbe_bulk_shim_flush`], budget 0 | any (each skb is freed as by `dev_consume_skb_any()`) |
+//! | [`__ixgbe_bulk_shim_add`], [`ixgbe_bulk_shim_flush`], budget != 0 | the NAPI poll that was given the budget: softirq, IRQs enabled |
+//! | [`__ixgbe_bulk_shim_add`], [`ixgbe_bulk_shim_flush`], budget 0 | any (each skb is freed as by `dev_consume_skb_any()`) |
 //!
 //! The switch changes nothing here: switched off, a non-zero budget still means the NAPI poll
 //! (`napi_consume_skb()` with that budget needs it too).
@@ -79,8 +81,12 @@ pub unsafe extern "C" fn ixgbe_bulk_shim_init(b: *mut bindings::ixgbe_bulk_shim,
 
 /// Adds the completed skb `skb` to the batch `b`, which now owns the caller's reference.
 ///
-/// Frees the skb at once if the batch's budget is 0, and the whole batch if it is full. A NULL
-/// `skb` is ignored.
+/// Frees the skb at once if the batch frees each skb as it is added (a budget of 0, or the shim
+/// switched off), and the whole batch if it is full. A NULL `skb` is ignored.
+///
+/// This is the whole add; the C header's inline `ixgbe_bulk_shim_add()` does its common case
+/// itself (a non-NULL `skb` and a free slot other than the last: the store and the count) and
+/// calls this for the rest.
 ///
 /// # Safety
 ///
@@ -89,7 +95,7 @@ pub unsafe extern "C" fn ixgbe_bulk_shim_init(b: *mut bindings::ixgbe_bulk_shim,
 /// - `skb` is NULL or an skb on which the caller owns one reference, which it gives up (as it
 ///   would with `napi_consume_skb()`).
 #[no_mangle]
-pub unsafe extern "C" fn ixgbe_bulk_shim_add(
+pub unsafe extern "C" fn __ixgbe_bulk_shim_add(
     b: *mut bindings::ixgbe_bulk_shim,
     skb: *mut bindings::sk_buff,
 ) {
@@ -110,7 +116,7 @@ pub unsafe extern "C" fn ixgbe_bulk_shim_add(
 /// allows (see the module documentation).
 #[no_mangle]
 pub unsafe extern "C" fn ixgbe_bulk_shim_flush(b: *mut bindings::ixgbe_bulk_shim) {
-    // SAFETY: As in `ixgbe_bulk_shim_add`.
+    // SAFETY: As in `__ixgbe_bulk_shim_add`.
     let batch = unsafe { &mut *b.cast::<ShimBatch>() };
     batch.flush();
 }

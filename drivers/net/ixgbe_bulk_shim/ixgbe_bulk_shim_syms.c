@@ -17,8 +17,12 @@
 
 /* Starts a batch for a TX cleanup given a NAPI budget. */
 EXPORT_SYMBOL_GPL(ixgbe_bulk_shim_init);
-/* Adds a completed skb to the batch, which frees it in bulk or at once. */
-EXPORT_SYMBOL_GPL(ixgbe_bulk_shim_add);
+/*
+ * Adds a completed skb to the batch, which frees it in bulk or at once: the
+ * whole add, which the header's inline ixgbe_bulk_shim_add() calls for all
+ * but its common case.
+ */
+EXPORT_SYMBOL_GPL(__ixgbe_bulk_shim_add);
 /* Frees the skbs the batch holds. */
 EXPORT_SYMBOL_GPL(ixgbe_bulk_shim_flush);
 
