@@ -90,13 +90,14 @@ LAYOUT = {
     "qmempool": {
         "title": "qmempool: 256-byte objects, one alloc+free per object; bulk = objects outstanding",
         "variants": ["pool", "pool_bh", "c_qmempool", "c_qmempool_bh", "cache_single",
-                     "cache_bulk", "sheaf_single"],
+                     "cache_bulk", "sheaf_single", "sheaf_prefill"],
         "ratios": [
             ("pool", "c_qmempool", "pool ours/C (BH per call)"),
             ("pool_bh", "c_qmempool_bh", "pool ours/C (BH for the run)"),
             ("cache_single", "pool", "cache single/pool (BH per call)"),
             ("cache_single", "pool_bh", "cache single/pool (BH for the run)"),
             ("sheaf_single", "pool_bh", "sheaf single/pool (BH for the run)"),
+            ("sheaf_prefill", "pool_bh", "sheaf prefill/pool (BH for the run)"),
         ],
         "digits": 2,
         "notes": {
@@ -105,7 +106,9 @@ LAYOUT = {
             "for the whole timed loop (the cost of the pool itself, as in softirq); "
             "cache_single is kmem_cache_alloc/free, cache_bulk one bulk alloc and one bulk free "
             "of the n outstanding objects; sheaf_single (7.x only) is kmem_cache_alloc/free on a cache created "
-            "with sheaf_capacity = the pool's per-CPU size.",
+            "with sheaf_capacity = the pool's per-CPU size, sheaf_prefill (7.x only) the same cache "
+            "through the prefilled-sheaf API (kmem_cache_refill_sheaf to n objects, n "
+            "kmem_cache_alloc_from_sheaf, n kmem_cache_free; built-in C, as the API is not exported).",
         },
     },
     "skb_free": {

@@ -23,8 +23,12 @@
 //!   `kmem_cache_alloc_bulk` and one `kmem_cache_free_bulk`);
 //! - `sheaf_single` (7.x only): as `cache_single`, on a cache created with
 //!   `kmem_cache_args.sheaf_capacity` equal to the pool's local queue size (32): SLUB's own
-//!   per-CPU arrays, sized like the pool's. (The prefilled-sheaf API is not exported to
-//!   modules and is not measured.)
+//!   per-CPU arrays, sized like the pool's;
+//! - `sheaf_prefill` (7.x only): on that cache, SLUB's prefilled-sheaf API: each round refills a
+//!   sheaf of its own to hold `n` objects (`kmem_cache_refill_sheaf`), takes them from it
+//!   (`kmem_cache_alloc_from_sheaf`) and frees them (`kmem_cache_free`). The API is not
+//!   exported to modules, so this loop is C built into the kernel with the benchmark
+//!   (`rust_qmempool_bench_sheaf.c`), exporting the loop alone.
 //!
 //! The pool's objects are `MaybeUninit`, so that an allocation writes nothing into the object,
 //! as with the C API. The pools are the defaults (32 per CPU, 1024 shared, 16 at a time) and
@@ -76,26 +80,60 @@ module_param_string!(OUTSTANDING, "outstanding", 64, "1,256");
 module_param_uint!(OBJS, "objs", 1 << 21);
 module_param_uint!(RUNS, "runs", 11);
 
-/// The ways, in the order the first repetition runs them.
-#[cfg(not(kernel_ge_7_0))]
-const VARIANTS: [&str; 6] = [
-    "pool",
-    "pool_bh",
-    "c_qmempool",
-    "c_qmempool_bh",
-    "cache_single",
-    "cache_bulk",
-];
-#[cfg(kernel_ge_7_0)]
-const VARIANTS: [&str; 7] = [
-    "pool",
-    "pool_bh",
-    "c_qmempool",
-    "c_qmempool_bh",
-    "cache_single",
-    "cache_bulk",
-    "sheaf_single",
-];
+/// The ways.
+#[derive(Clone, Copy)]
+enum Variant {
+    Pool,
+    PoolBh,
+    CQmempool,
+    CQmempoolBh,
+    CacheSingle,
+    CacheBulk,
+    #[cfg(kernel_ge_7_0)]
+    SheafSingle,
+    #[cfg(kernel_ge_7_0)]
+    SheafPrefill,
+}
+
+impl Variant {
+    /// Every way, in the order the first repetition runs them.
+    #[cfg(not(kernel_ge_7_0))]
+    const ALL: [Variant; 6] = [
+        Variant::Pool,
+        Variant::PoolBh,
+        Variant::CQmempool,
+        Variant::CQmempoolBh,
+        Variant::CacheSingle,
+        Variant::CacheBulk,
+    ];
+    #[cfg(kernel_ge_7_0)]
+    const ALL: [Variant; 8] = [
+        Variant::Pool,
+        Variant::PoolBh,
+        Variant::CQmempool,
+        Variant::CQmempoolBh,
+        Variant::CacheSingle,
+        Variant::CacheBulk,
+        Variant::SheafSingle,
+        Variant::SheafPrefill,
+    ];
+
+    /// The name in the `rfl_bench:` lines and the tables.
+    fn name(self) -> &'static str {
+        match self {
+            Variant::Pool => "pool",
+            Variant::PoolBh => "pool_bh",
+            Variant::CQmempool => "c_qmempool",
+            Variant::CQmempoolBh => "c_qmempool_bh",
+            Variant::CacheSingle => "cache_single",
+            Variant::CacheBulk => "cache_bulk",
+            #[cfg(kernel_ge_7_0)]
+            Variant::SheafSingle => "sheaf_single",
+            #[cfg(kernel_ge_7_0)]
+            Variant::SheafPrefill => "sheaf_prefill",
+        }
+    }
+}
 
 // The C reference, in `rust_qmempool_bench_c.c`.
 extern "C" {
@@ -111,6 +149,13 @@ extern "C" {
         n: c_int,
         loops: c_ulong,
         bh_held: bool,
+    ) -> c_ulong;
+    #[cfg(kernel_ge_7_0)]
+    fn rust_qmempool_bench_sheaf_run(
+        s: *mut bindings::kmem_cache,
+        objs: *mut *mut c_void,
+        n: c_int,
+        loops: c_ulong,
     ) -> c_ulong;
 }
 
@@ -223,7 +268,10 @@ fn pool_bh<'p>(pool: &'p Pool<'_>, objs: &mut [Option<PoolObj<'p>>], loops: usiz
     for _ in 0..loops {
         for slot in objs.iter_mut() {
             // Every slot is `None` here (the loop below takes them all): nothing to drop.
-            mem::forget(mem::replace(slot, pool.alloc_uninit_in(&guard, GFP_ATOMIC).ok()));
+            mem::forget(mem::replace(
+                slot,
+                pool.alloc_uninit_in(&guard, GFP_ATOMIC).ok(),
+            ));
         }
         for slot in objs.iter_mut() {
             match slot.take() {
@@ -269,6 +317,24 @@ fn bulk(batch: &mut ObjBatch<'_, Raw, MAX_OUT>, n: usize, loops: usize) -> usize
     done
 }
 
+/// `sheaf_prefill` (7.x).
+#[cfg(kernel_ge_7_0)]
+#[inline(never)]
+fn sheaf_prefill(cache: &SheafCache, objs: &mut [*mut c_void], loops: usize) -> usize {
+    // SAFETY: The cache is live and holds `Object`s (type invariant); `objs` has room for its
+    // length and holds nothing the call could leak (it frees every object it allocates before
+    // it returns); process context, where the loop may allocate with `GFP_KERNEL`.
+    let done = unsafe {
+        rust_qmempool_bench_sheaf_run(
+            cache.0,
+            objs.as_mut_ptr(),
+            objs.len() as c_int,
+            loops as c_ulong,
+        )
+    };
+    done as usize
+}
+
 /// `c_qmempool` and `c_qmempool_bh`.
 #[inline(never)]
 fn c_pool(pool: &CPool, objs: &mut [*mut c_void], loops: usize, bh: bool) -> usize {
@@ -291,6 +357,24 @@ fn c_pool(pool: &CPool, objs: &mut [*mut c_void], loops: usize, bh: bool) -> usi
     done as usize
 }
 
+/// Times `loops` rounds of `n` objects allocated and freed one at a time in `cache`, counting
+/// them in `done`: `cache_single` and `sheaf_single`.
+fn time_single(
+    cache: &Cache<Object>,
+    n: usize,
+    loops: usize,
+    done: &mut usize,
+) -> Result<bench::Run> {
+    let mut objs = KVec::<Option<Obj<'_, Raw>>>::with_capacity(n, GFP_KERNEL)?;
+    for _ in 0..n {
+        objs.push(None, GFP_KERNEL)?;
+    }
+    bench::pause();
+    Ok(bench::time((n * loops) as u64, || {
+        *done = single(cache, &mut objs, loops)
+    }))
+}
+
 /// Everything the timed loops work on.
 struct Setting {
     cache: KmemCache<Object>,
@@ -301,18 +385,18 @@ struct Setting {
 
 impl Setting {
     /// Times `loops` rounds of `n` objects the way `variant` says.
-    fn measure(&mut self, variant: &str, n: usize, loops: usize) -> Result<bench::Run> {
+    fn measure(&mut self, variant: Variant, n: usize, loops: usize) -> Result<bench::Run> {
         let cache = &*self.cache;
         let mut done = 0;
         let r = match variant {
-            "pool" | "pool_bh" => {
+            Variant::Pool | Variant::PoolBh => {
                 let p = Pool::new(cache.uninit())?;
                 let mut objs = KVec::<Option<PoolObj<'_>>>::with_capacity(n, GFP_KERNEL)?;
                 for _ in 0..n {
                     objs.push(None, GFP_KERNEL)?;
                 }
                 bench::pause();
-                let bh = variant == "pool_bh";
+                let bh = matches!(variant, Variant::PoolBh);
                 bench::time((n * loops) as u64, || {
                     done = if bh {
                         pool_bh(&p, &mut objs, loops)
@@ -321,40 +405,36 @@ impl Setting {
                     };
                 })
             }
-            "c_qmempool" | "c_qmempool_bh" => {
+            Variant::CQmempool | Variant::CQmempoolBh => {
                 let p = CPool::new(cache)?;
                 let objs = &mut self.raw[..n];
                 bench::pause();
-                let bh = variant == "c_qmempool_bh";
+                let bh = matches!(variant, Variant::CQmempoolBh);
                 bench::time((n * loops) as u64, || done = c_pool(&p, objs, loops, bh))
             }
-            "cache_bulk" => {
+            #[cfg(kernel_ge_7_0)]
+            Variant::SheafPrefill => {
+                let objs = &mut self.raw[..n];
+                bench::pause();
+                let sheaf = &self.sheaf;
+                bench::time((n * loops) as u64, || {
+                    done = sheaf_prefill(sheaf, objs, loops)
+                })
+            }
+            Variant::CacheBulk => {
                 let mut slot = KBox::<ObjBatch<'_, Raw, MAX_OUT>>::new_uninit(GFP_KERNEL)?;
                 let batch = ObjBatch::init_in_place(&mut slot, cache.uninit());
                 bench::pause();
                 bench::time((n * loops) as u64, || done = bulk(batch, n, loops))
             }
-            _ => {
-                #[cfg(kernel_ge_7_0)]
-                let cache = if variant == "sheaf_single" {
-                    self.sheaf.cache()
-                } else {
-                    cache
-                };
-                let mut objs = KVec::<Option<Obj<'_, Raw>>>::with_capacity(n, GFP_KERNEL)?;
-                for _ in 0..n {
-                    objs.push(None, GFP_KERNEL)?;
-                }
-                bench::pause();
-                bench::time((n * loops) as u64, || {
-                    done = single(cache, &mut objs, loops)
-                })
-            }
+            Variant::CacheSingle => time_single(cache, n, loops, &mut done)?,
+            #[cfg(kernel_ge_7_0)]
+            Variant::SheafSingle => time_single(self.sheaf.cache(), n, loops, &mut done)?,
         };
         if done != n * loops {
             pr_err!(
                 "rust_qmempool_bench: FAIL {} n={}: {} of {} objects\n",
-                variant,
+                variant.name(),
                 n,
                 done,
                 n * loops
@@ -399,12 +479,12 @@ impl kernel::Module for QMemPoolBench {
             }
             let loops = (objs / n).max(1);
             for run in 0..=runs {
-                for i in 0..VARIANTS.len() {
-                    let variant = VARIANTS[(i + run as usize) % VARIANTS.len()];
+                for i in 0..Variant::ALL.len() {
+                    let variant = Variant::ALL[(i + run as usize) % Variant::ALL.len()];
                     let r = s.measure(variant, n, loops)?;
                     // Run 0 warms the caches up and is not reported.
                     if run > 0 {
-                        bench::report("qmempool", variant, n, run, &r);
+                        bench::report("qmempool", variant.name(), n, run, &r);
                     }
                 }
             }

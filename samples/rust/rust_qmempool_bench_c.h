@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * The C side of rust_qmempool_bench: a C reference of prototype-kernel's
- * qmempool and its timed loop, called from rust_qmempool_bench.rs (which
- * declares these functions again in Rust).
+ * qmempool and its timed loop (rust_qmempool_bench_c.c, in the module), and
+ * on 7.x the prefilled-sheaf loop (rust_qmempool_bench_sheaf.c, built in),
+ * called from rust_qmempool_bench.rs (which declares these functions again
+ * in Rust).
  */
 #ifndef RUST_QMEMPOOL_BENCH_C_H
 #define RUST_QMEMPOOL_BENCH_C_H
@@ -20,5 +22,7 @@ unsigned long
 rust_qmempool_bench_cpool_run(struct rust_qmempool_bench_cpool *pool,
 			      void **objs, int n, unsigned long loops,
 			      bool bh_held);
+unsigned long rust_qmempool_bench_sheaf_run(struct kmem_cache *s, void **objs,
+					    int n, unsigned long loops);
 
 #endif
