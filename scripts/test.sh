@@ -270,7 +270,7 @@ kernel_tests() {
 			# FAIL line).
 			bench_smoke alf_queue rust_alf_queue_bench 14
 		# 6 variants (7 from 7.0 on: sheaf_single) x 2 patterns x 1 run.
-		bench_smoke qmempool rust_qmempool_bench "$([ "${KVER%%.*}" -ge 7 ] && echo 14 || echo 12)"
+		bench_smoke qmempool rust_qmempool_bench "$([ "${KVER%%.*}" -ge 7 ] && echo 16 || echo 12)" # 8 (7.x) or 6 variants x 2 sizes x 1 run
 		bench_smoke skb_free rust_skb_free_bench 16 # 4 variants x 2 sizes x 2 runs
 		# The skb free paths, each skb released exactly once (a counting destructor), the skb
 		# head cache back to its count; then igb's TX cleanup through the shim under pktgen,
