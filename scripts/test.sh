@@ -131,6 +131,43 @@ rerun_counts() {
 	kunit_counts "$klogs/$2.json" 2>/dev/null || echo "0 1"
 }
 
+### The build lane: the toolchain root, then each kernel's tree and its two kernels, one after
+### the other, in the background.  The tests below run beside it, each waiting for the build
+### it needs: they keep the CPUs busy while a build is in one of its serial phases (the Rust
+### crates, the links), and the builds run while the tests wait for a guest.
+lane=$logs/lane
+mkdir -p "$lane"
+# lane_run NAME CMD...: run CMD in the lane, its output on the terminal, its status kept as NAME's.
+lane_run() {
+	local name=$1 rc=0
+	shift
+	"$@" || rc=$?
+	echo "$rc" >"$lane/$name.rc"
+	return "$rc"
+}
+build_lane() {
+	if [ -z "${KDIR:-}" ]; then lane_run toolchain "$PROJECT/scripts/toolchain.sh" || return 0; fi
+	for k in $KERNELS; do
+		lane_run "$k-tree" "$PROJECT/scripts/tree.sh" "$k" || continue
+		lane_run "$k-um-test" "$PROJECT/scripts/kernel.sh" "$k" um-test || true
+		lane_run "$k-x86-smp" "$PROJECT/scripts/kernel.sh" "$k" x86-smp || true
+	done
+}
+build_lane &
+lane_pid=$!
+# wait_lane NAME: wait for NAME's build in the lane; its status (1 if the lane never ran it).
+wait_lane() {
+	while [ ! -f "$lane/$1.rc" ]; do
+		if ! kill -0 "$lane_pid" 2>/dev/null; then
+			[ -f "$lane/$1.rc" ] && break
+			echo "  $1: not built (an earlier step of the build lane failed)" >&2
+			return 1
+		fi
+		sleep 2
+	done
+	return "$(cat "$lane/$1.rc")"
+}
+
 ### 1. userspace (USERSPACE=0 skips it, for a run of the kernel steps alone)
 if [ "${USERSPACE:-1}" != 0 ]; then
 	export CARGO_TERM_COLOR=never
@@ -138,7 +175,8 @@ if [ "${USERSPACE:-1}" != 0 ]; then
 	cargo_step "loom (alf_queue)" "$logs/loom.log" \
 		env RUSTFLAGS="--cfg loom" CARGO_TARGET_DIR="$PROJECT/target/loom" \
 		cargo test -p alf_queue --release --test loom --no-fail-fast
-	cargo_step "Miri (twin, alf_queue API, doctests, small stress)" "$logs/miri.log" scripts/miri.sh
+	cargo_step "Miri (twin, alf_queue API, doctests, small stress)" "$logs/miri.log" \
+		env MIRI_QUICK=1 scripts/miri.sh
 	# Three targets (slab with small objects, slab with order-3 slabs, queue), FUZZ_SHORT programs
 	# each: its line counts the targets; the log has the executions, operations and seed.
 	fuzz_short=${FUZZ_SHORT:-60000}
@@ -152,9 +190,9 @@ kernel_tests() {
 	tag="$KVER  "
 	klogs=$logs/$KVER G_klogs=$G_CACHE/test-logs/$KVER
 	mkdir -p "$klogs"
-	step "kernel tree" "$PROJECT/scripts/tree.sh" "$KVER" || return 0
+	step "kernel tree" wait_lane "$KVER-tree" || return 0
 
-	if step "build um-test" "$PROJECT/scripts/kernel.sh" "$KVER" um-test; then
+	if step "build um-test" wait_lane "$KVER-um-test"; then
 		log "KUnit on UML (kunit.py)"
 		krun sh -c "cd $G_TREE && python3 tools/testing/kunit/kunit.py exec --arch=um \
 			--build_dir=$G_BUILD/um-test --json=$G_klogs/kunit.json" >"$klogs/kunit.log" 2>&1 || true
@@ -209,7 +247,7 @@ kernel_tests() {
 		rm -f "$plan"
 	fi
 
-	if step "build x86-smp" "$PROJECT/scripts/kernel.sh" "$KVER" x86-smp; then
+	if step "build x86-smp" wait_lane "$KVER-x86-smp"; then
 		log "QEMU x86_64, 2 CPUs (TCG)"
 		plan=$(mktemp)
 		cat >"$plan" <<-'EOF'
@@ -290,11 +328,12 @@ kernel_tests() {
 	fi
 }
 
-[ -n "${KDIR:-}" ] || step "toolchain" "$PROJECT/scripts/toolchain.sh"
+[ -n "${KDIR:-}" ] || step "toolchain" wait_lane toolchain
 for k in $KERNELS; do
 	kernel_tests "$k"
 done
 tag=
+wait "$lane_pid"
 
 echo
 printf '%s\n' "${summary[@]}"
