@@ -149,6 +149,8 @@ lane_run() {
 	echo "$rc" >"$lane/$name.rc"
 	return "$rc"
 }
+# lane_ok NAME: whether NAME's job in the lane has run and succeeded.
+lane_ok() { [ "$(cat "$lane/$1.rc" 2>/dev/null)" = 0 ]; }
 build_lane() {
 	if [ -z "${KDIR:-}" ]; then lane_run toolchain "$PROJECT/scripts/toolchain.sh" || return 0; fi
 	for k in $KERNELS; do
@@ -156,7 +158,7 @@ build_lane() {
 		lane_run "$k-um-test" "$PROJECT/scripts/kernel.sh" "$k" um-test || true
 	done
 	for k in $KERNELS; do
-		[ "$(cat "$lane/$k-tree.rc" 2>/dev/null)" = 0 ] || continue
+		lane_ok "$k-tree" || continue
 		lane_run "$k-x86-smp" "$PROJECT/scripts/kernel.sh" "$k" x86-smp || true
 	done
 }
@@ -262,7 +264,7 @@ kernel_uml_tests() {
 
 # Step 4, on QEMU.
 kernel_qemu_tests() {
-	[ "$(cat "$lane/$KVER-tree.rc" 2>/dev/null)" = 0 ] || return 0
+	lane_ok "$KVER-tree" || return 0
 	if step "build x86-smp" wait_lane "$KVER-x86-smp"; then
 		log "QEMU x86_64, 2 CPUs (TCG)"
 		plan=$(mktemp)
@@ -323,8 +325,8 @@ kernel_qemu_tests() {
 			# 7 variants x 2 sizes x 1 run (the C reference's self-checks fail the load with a
 			# FAIL line).
 			bench_smoke alf_queue rust_alf_queue_bench 14
-		# 6 variants (7 from 7.0 on: sheaf_single) x 2 patterns x 1 run.
-		bench_smoke qmempool rust_qmempool_bench "$([ "${KVER%%.*}" -ge 7 ] && echo 16 || echo 12)" # 8 (7.x) or 6 variants x 2 sizes x 1 run
+		# 6 variants (8 from 7.0 on: sheaf_single and sheaf_prefill) x 2 patterns x 1 run.
+		bench_smoke qmempool rust_qmempool_bench "$([ "${KVER%%.*}" -ge 7 ] && echo 16 || echo 12)"
 		bench_smoke skb_free rust_skb_free_bench 16 # 4 variants x 2 sizes x 2 runs
 		# The skb free paths, each skb released exactly once (a counting destructor), the skb
 		# head cache back to its count; then igb's TX cleanup through the shim under pktgen,
@@ -345,17 +347,17 @@ kernel_qemu_tests() {
 }
 
 [ -n "${KDIR:-}" ] || step "toolchain" wait_lane toolchain
-i=0
-for k in $KERNELS; do
-	on_kernel $((i += 1)) "$k"
-	kernel_uml_tests
-done
+# each_kernel STEPS: run the function STEPS for each kernel, in KERNELS' order.
+each_kernel() {
+	local i=0 k
+	for k in $KERNELS; do
+		on_kernel $((i += 1)) "$k"
+		"$1"
+	done
+}
+each_kernel kernel_uml_tests
 wait "$lane_pid"
-i=0
-for k in $KERNELS; do
-	on_kernel $((i += 1)) "$k"
-	kernel_qemu_tests
-done
+each_kernel kernel_qemu_tests
 tag= group=0
 
 echo
