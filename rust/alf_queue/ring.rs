@@ -217,13 +217,7 @@ impl<T, const N: usize> Ring<T, N> {
                 .move_head::<MULTI, FIXED>(&self.cons.tail, Self::CAP, Self::CAP, len as u32)
         };
         if k == 0 {
-            // An empty batch reserves nothing and writes nothing: it is tested here, off the
-            // path of a successful bulk.
-            return if FIXED && len != 0 {
-                Err(Error::Full)
-            } else {
-                Ok(0)
-            };
+            return none_moved::<FIXED>(len, Error::Full);
         }
         let k = k as usize;
         // SAFETY: `move_head` reserved the `k <= len <= N` empty slots from `head` to us, and
@@ -270,12 +264,7 @@ impl<T, const N: usize> Ring<T, N> {
                 .move_head::<MULTI, FIXED>(&self.prod.tail, 0, Self::CAP, n as u32)
         };
         if k == 0 {
-            // `n == 0` is tested here, as in `enqueue_batch`.
-            return if FIXED && n != 0 {
-                Err(Error::Empty)
-            } else {
-                Ok(0)
-            };
+            return none_moved::<FIXED>(n, Error::Empty);
         }
         let k = k as usize;
         // SAFETY: `move_head` reserved the `k <= n <= N` full slots from `head` to us; the
@@ -287,6 +276,135 @@ impl<T, const N: usize> Ring<T, N> {
         self.cons
             .update_tail::<MULTI>(head, head.wrapping_add(k as u32));
         Ok(k)
+    }
+
+    /// Moves up to `n` items made by `make(0)`, `make(1)`, ... into the queue, each written
+    /// straight into its slot: `n` or none if `FIXED`, as many as fit otherwise. For a single
+    /// producer only.
+    ///
+    /// Returns how many were moved (`make` was called that many times); `Err(TooLarge)` if
+    /// `n` exceeds `N`, `Err(Full)` if `FIXED` and they do not all fit. If `make` panics, the
+    /// items it made before are committed to the queue and the panic continues.
+    ///
+    /// There is no multi-producer form: the caller's code would run between the reservation
+    /// and its commit, and on a multi side every later operation waits for that commit.
+    ///
+    /// # Safety
+    ///
+    /// As for [`Ring::enqueue_one`] with `!MULTI`: the producer side runs the single-producer
+    /// protocol and this call is ordered with its other calls by happens-before.
+    #[inline(always)]
+    pub(crate) unsafe fn enqueue_with<const FIXED: bool>(
+        &self,
+        n: usize,
+        make: impl FnMut(usize) -> T,
+    ) -> Result<usize, Error> {
+        if n > N {
+            return Err(Error::TooLarge);
+        }
+        // SAFETY: The caller's guarantee is the one `move_head` requires; `n <= N` fits a
+        // `u32` because `N` does (`Ring::CAP`).
+        let (head, k) = unsafe {
+            self.prod
+                .move_head::<false, FIXED>(&self.cons.tail, Self::CAP, Self::CAP, n as u32)
+        };
+        if k == 0 {
+            return none_moved::<FIXED>(n, Error::Full);
+        }
+        let mut commit = SingleCommit::new(&self.prod, head);
+        // SAFETY: `move_head` reserved the `k <= n <= N` empty slots from `head` to us, and A1
+        // (or C0) ordered the consumer's reads of their last items before these writes.
+        unsafe {
+            self.slots
+                .fill_with(head, k as usize, &mut commit.done, make)
+        };
+        Ok(k as usize)
+    }
+
+    /// Moves up to `n` of the oldest items out of the queue, passing each to `take` in order:
+    /// `n` or none if `FIXED`, as many as are present otherwise. For a single consumer only.
+    ///
+    /// Returns how many were moved; `Err(TooLarge)` if `n` exceeds `N`, `Err(Empty)` if
+    /// `FIXED` and fewer than `n` are present. If `take` panics, the items it was given are
+    /// out of the queue, the others are still in it, and the panic continues.
+    ///
+    /// # Safety
+    ///
+    /// As for [`Ring::dequeue_one`] with `!MULTI`.
+    #[inline(always)]
+    pub(crate) unsafe fn dequeue_with<const FIXED: bool>(
+        &self,
+        n: usize,
+        take: impl FnMut(T),
+    ) -> Result<usize, Error> {
+        if n > N {
+            return Err(Error::TooLarge);
+        }
+        // SAFETY: As in `enqueue_with`.
+        let (head, k) = unsafe {
+            self.cons
+                .move_head::<false, FIXED>(&self.prod.tail, 0, Self::CAP, n as u32)
+        };
+        if k == 0 {
+            return none_moved::<FIXED>(n, Error::Empty);
+        }
+        let mut commit = SingleCommit::new(&self.cons, head);
+        // SAFETY: `move_head` reserved the `k <= n <= N` full slots from `head` to us, and A1
+        // (or C0) made the producer's writes to them visible.
+        unsafe {
+            self.slots
+                .drain_with(head, k as usize, &mut commit.done, take)
+        };
+        Ok(k as usize)
+    }
+}
+
+/// What a request that reserved nothing returns: `Ok(0)` for an empty request or a burst,
+/// `err` (`Full` or `Empty`) for an all-or-nothing request of `n > 0` entries.
+///
+/// The test of `n` is here, off the path of a request that moved something.
+#[inline(always)]
+fn none_moved<const FIXED: bool>(n: usize, err: Error) -> Result<usize, Error> {
+    if FIXED && n != 0 {
+        Err(err)
+    } else {
+        Ok(0)
+    }
+}
+
+/// The commit of a reservation on a single side (producer or consumer), run when dropped: it
+/// publishes the first `done` entries from `head`, also when the caller's code panics partway.
+///
+/// # Invariants
+///
+/// The side runs the single protocol, this guard's owner reserved `head .. head + k` on it with
+/// `move_head`, `done <= k`, and the entries `head .. head + done` are finished (filled by a
+/// producer, emptied by a consumer).
+struct SingleCommit<'a> {
+    side: &'a HeadTail,
+    head: u32,
+    done: usize,
+}
+
+impl<'a> SingleCommit<'a> {
+    #[inline(always)]
+    fn new(side: &'a HeadTail, head: u32) -> Self {
+        // INVARIANT: Nothing is finished yet.
+        Self {
+            side,
+            head,
+            done: 0,
+        }
+    }
+}
+
+impl Drop for SingleCommit<'_> {
+    #[inline(always)]
+    fn drop(&mut self) {
+        // A single side may commit fewer entries than it reserved: it never published the
+        // reservation, and `update_tail` stores `head` and `tail` together.
+        self.side
+            .update_tail::<false>(self.head, self.head.wrapping_add(self.done as u32));
     }
 }
 

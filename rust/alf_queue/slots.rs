@@ -216,6 +216,78 @@ impl<T, const N: usize> Slots<T, N> {
         }
     }
 
+    /// Writes `make(i)` into the slot of index `idx + i`, for `i` from `*done` up to `n`, and
+    /// counts each item written in `*done`.
+    ///
+    /// Each item goes straight into its slot, with no copy through a buffer, a straight run to
+    /// the end of the array and then one from its start. If `make` panics, `*done` counts the
+    /// slots filled so far, and the slot it was making an item for stays empty.
+    ///
+    /// # Safety
+    ///
+    /// `*done <= n <= N`, and the caller has reserved the slots `idx .. idx + n` for writing, as
+    /// for [`Slots::write_one`]; the slots it counts in `*done` hold items afterwards.
+    #[inline(always)]
+    pub(crate) unsafe fn fill_with(
+        &self,
+        idx: u32,
+        n: usize,
+        done: &mut usize,
+        mut make: impl FnMut(usize) -> T,
+    ) {
+        let (start, first) = Self::runs(idx, n);
+        let base = self.base();
+        while *done < first {
+            let item = make(*done);
+            // SAFETY: `start + *done < start + first <= N`: in bounds, one of the reserved,
+            // empty slots (caller).
+            unsafe { base.add(start + *done).write(item) };
+            *done += 1;
+        }
+        while *done < n {
+            let item = make(*done);
+            // SAFETY: `*done - first < n - first <= start`: the wrapped run, in bounds and
+            // reserved (caller).
+            unsafe { base.add(*done - first).write(item) };
+            *done += 1;
+        }
+    }
+
+    /// Moves the item out of the slot of index `idx + i` and passes it to `take`, for `i` from
+    /// `*done` up to `n`, counting each item moved out in `*done` (before `take` runs).
+    ///
+    /// If `take` panics, `*done` counts the slots emptied so far, the one whose item it was
+    /// given included.
+    ///
+    /// # Safety
+    ///
+    /// `*done <= n <= N`, and the caller has reserved the full slots `idx .. idx + n` for
+    /// reading, as for [`Slots::read_one`]; the slots it counts in `*done` are empty afterwards.
+    #[inline(always)]
+    pub(crate) unsafe fn drain_with(
+        &self,
+        idx: u32,
+        n: usize,
+        done: &mut usize,
+        mut take: impl FnMut(T),
+    ) {
+        let (start, first) = Self::runs(idx, n);
+        let base = self.base();
+        while *done < first {
+            // SAFETY: In bounds as in `fill_with`; one of the reserved, full slots (caller),
+            // counted as empty from here on.
+            let item = unsafe { base.add(start + *done).read() };
+            *done += 1;
+            take(item);
+        }
+        while *done < n {
+            // SAFETY: The wrapped run, as in `fill_with`; reserved and full (caller).
+            let item = unsafe { base.add(*done - first).read() };
+            *done += 1;
+            take(item);
+        }
+    }
+
     /// Drops the `n` items in the slots starting at index `idx`.
     ///
     /// If an item's `drop` panics, the others are still dropped while unwinding (as
@@ -315,6 +387,47 @@ impl<T, const N: usize> Slots<T, N> {
         for i in 0..n {
             // SAFETY: Slot `idx + i` is reserved to us and full, and `dst` has room for `n`.
             unsafe { dst.add(i).write(self.read_one(idx.wrapping_add(i as u32))) };
+        }
+    }
+
+    /// Writes `make(i)` into the slot of index `idx + i`, for `i` from `*done` up to `n`.
+    ///
+    /// # Safety
+    ///
+    /// As for the non-loom `Slots::fill_with`.
+    pub(crate) unsafe fn fill_with(
+        &self,
+        idx: u32,
+        n: usize,
+        done: &mut usize,
+        mut make: impl FnMut(usize) -> T,
+    ) {
+        while *done < n {
+            let item = make(*done);
+            // SAFETY: Slot `idx + *done` is reserved to us and empty (caller).
+            unsafe { self.write_one(idx.wrapping_add(*done as u32), item) };
+            *done += 1;
+        }
+    }
+
+    /// Moves the item out of the slot of index `idx + i` into `take`, for `i` from `*done` up
+    /// to `n`.
+    ///
+    /// # Safety
+    ///
+    /// As for the non-loom `Slots::drain_with`.
+    pub(crate) unsafe fn drain_with(
+        &self,
+        idx: u32,
+        n: usize,
+        done: &mut usize,
+        mut take: impl FnMut(T),
+    ) {
+        while *done < n {
+            // SAFETY: Slot `idx + *done` is reserved to us and full (caller).
+            let item = unsafe { self.read_one(idx.wrapping_add(*done as u32)) };
+            *done += 1;
+            take(item);
         }
     }
 

@@ -290,6 +290,62 @@ impl<T, const N: usize> SpscQueue<T, N> {
         // SAFETY: Consumer-side calls are ordered by happens-before, by our caller's guarantee.
         unsafe { self.ring.dequeue_batch::<false, false, K>(batch, n) }
     }
+
+    /// Moves `n` items into the queue, or none, writing each straight into its slot; see
+    /// [`Producer::enqueue_bulk_with`].
+    ///
+    /// # Safety
+    ///
+    /// As for [`SpscQueue::enqueue`].
+    #[inline]
+    pub unsafe fn enqueue_bulk_with(
+        &self,
+        n: usize,
+        make: impl FnMut(usize) -> T,
+    ) -> Result<(), Error> {
+        // SAFETY: Producer-side calls are ordered by happens-before, by our caller's guarantee.
+        unsafe { self.ring.enqueue_with::<true>(n, make) }.map(|_| ())
+    }
+
+    /// Moves up to `n` items into the queue, as many as fit, writing each straight into its
+    /// slot; see [`Producer::enqueue_burst_with`].
+    ///
+    /// # Safety
+    ///
+    /// As for [`SpscQueue::enqueue`].
+    #[inline]
+    pub unsafe fn enqueue_burst_with(
+        &self,
+        n: usize,
+        make: impl FnMut(usize) -> T,
+    ) -> Result<usize, Error> {
+        // SAFETY: Producer-side calls are ordered by happens-before, by our caller's guarantee.
+        unsafe { self.ring.enqueue_with::<false>(n, make) }
+    }
+
+    /// Moves exactly `n` of the oldest items out of the queue, or none, passing each to `take`;
+    /// see [`Consumer::dequeue_bulk_with`].
+    ///
+    /// # Safety
+    ///
+    /// As for [`SpscQueue::dequeue`].
+    #[inline]
+    pub unsafe fn dequeue_bulk_with(&self, n: usize, take: impl FnMut(T)) -> Result<(), Error> {
+        // SAFETY: Consumer-side calls are ordered by happens-before, by our caller's guarantee.
+        unsafe { self.ring.dequeue_with::<true>(n, take) }.map(|_| ())
+    }
+
+    /// Moves up to `n` of the oldest items out of the queue, passing each to `take`; see
+    /// [`Consumer::dequeue_burst_with`].
+    ///
+    /// # Safety
+    ///
+    /// As for [`SpscQueue::dequeue`].
+    #[inline]
+    pub unsafe fn dequeue_burst_with(&self, n: usize, take: impl FnMut(T)) -> Result<usize, Error> {
+        // SAFETY: Consumer-side calls are ordered by happens-before, by our caller's guarantee.
+        unsafe { self.ring.dequeue_with::<false>(n, take) }
+    }
 }
 
 impl<T, const N: usize> Default for SpscQueue<T, N> {
@@ -366,6 +422,64 @@ impl<T, const N: usize> Producer<'_, T, N> {
         // SAFETY: As in `enqueue`.
         unsafe { self.queue.enqueue_burst(batch) }
     }
+
+    /// Moves `n` items into the queue, or none, writing each straight into its slot: the
+    /// item of index `i` is `make(i)`, for `i` in `0..n`.
+    ///
+    /// This is [`Producer::enqueue_bulk`] without a [`Batch`]: no item is copied through a
+    /// buffer. `make` runs only once the `n` slots are reserved, `n` times, in order. Returns
+    /// `Err(Full)` without calling it if fewer than `n` slots are free, `Err(TooLarge)` if `n`
+    /// exceeds `N`. If `make` panics, the items it made before are in the queue and the panic
+    /// continues.
+    ///
+    /// Only the single-producer queue has this form: on a multi side, every later operation
+    /// of the side would wait for the caller's code to finish.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use kernel::alf_queue::{Error, SpscQueue};
+    ///
+    /// let mut q = SpscQueue::<u32, 4>::new();
+    /// let (mut tx, mut rx) = q.split();
+    /// assert_eq!(tx.enqueue_bulk_with(3, |i| 10 * i as u32), Ok(()));
+    /// assert_eq!(tx.enqueue_bulk_with(2, |_| 0), Err(Error::Full));
+    /// assert_eq!(tx.enqueue_burst_with(2, |i| 30 + i as u32), Ok(1)); // Room for 1 only.
+    /// assert_eq!(tx.enqueue_bulk_with(5, |_| 0), Err(Error::TooLarge));
+    ///
+    /// let mut seen = [0; 4];
+    /// let mut next = 0;
+    /// assert_eq!(rx.dequeue_bulk_with(5, |_| ()), Err(Error::TooLarge));
+    /// assert_eq!(rx.dequeue_bulk_with(3, |x| { seen[next] = x; next += 1; }), Ok(()));
+    /// assert_eq!(rx.dequeue_bulk_with(2, |_| ()), Err(Error::Empty));
+    /// assert_eq!(rx.dequeue_burst_with(4, |x| { seen[next] = x; next += 1; }), Ok(1));
+    /// assert_eq!(seen, [0, 10, 20, 30]);
+    /// ```
+    #[inline]
+    pub fn enqueue_bulk_with(
+        &mut self,
+        n: usize,
+        make: impl FnMut(usize) -> T,
+    ) -> Result<(), Error> {
+        // SAFETY: As in `enqueue`.
+        unsafe { self.queue.enqueue_bulk_with(n, make) }
+    }
+
+    /// Moves up to `n` items into the queue, as many as fit, writing each straight into its
+    /// slot: the item of index `i` is `make(i)`.
+    ///
+    /// Returns how many were moved (`make` ran that many times, in order); `Err(TooLarge)` if
+    /// `n` exceeds `N`. A panic in `make` is handled as in [`Producer::enqueue_bulk_with`],
+    /// which has an example.
+    #[inline]
+    pub fn enqueue_burst_with(
+        &mut self,
+        n: usize,
+        make: impl FnMut(usize) -> T,
+    ) -> Result<usize, Error> {
+        // SAFETY: As in `enqueue`.
+        unsafe { self.queue.enqueue_burst_with(n, make) }
+    }
 }
 
 impl<T, const N: usize> fmt::Debug for Producer<'_, T, N> {
@@ -438,6 +552,30 @@ impl<T, const N: usize> Consumer<'_, T, N> {
     ) -> Result<usize, Error> {
         // SAFETY: As in `dequeue`.
         unsafe { self.queue.dequeue_burst(batch, n) }
+    }
+
+    /// Moves exactly `n` of the oldest items out of the queue, or none, passing each to
+    /// `take` in order straight from its slot.
+    ///
+    /// This is [`Consumer::dequeue_bulk`] without a [`Batch`]. Returns `Err(Empty)` without
+    /// calling `take` if fewer than `n` items are present, `Err(TooLarge)` if `n` exceeds `N`.
+    /// If `take` panics, the items it was given are out of the queue, the rest are still in
+    /// it, and the panic continues. [`Producer::enqueue_bulk_with`] has an example.
+    #[inline]
+    pub fn dequeue_bulk_with(&mut self, n: usize, take: impl FnMut(T)) -> Result<(), Error> {
+        // SAFETY: As in `dequeue`.
+        unsafe { self.queue.dequeue_bulk_with(n, take) }
+    }
+
+    /// Moves up to `n` of the oldest items out of the queue, as many as are present, passing
+    /// each to `take` in order straight from its slot.
+    ///
+    /// Returns how many were moved; `Err(TooLarge)` if `n` exceeds `N`. A panic in `take` is
+    /// handled as in [`Consumer::dequeue_bulk_with`].
+    #[inline]
+    pub fn dequeue_burst_with(&mut self, n: usize, take: impl FnMut(T)) -> Result<usize, Error> {
+        // SAFETY: As in `dequeue`.
+        unsafe { self.queue.dequeue_burst_with(n, take) }
     }
 }
 

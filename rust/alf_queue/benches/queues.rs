@@ -11,7 +11,8 @@
 //! - `2p2c`: two of each, multi-producer multi-consumer queues only.
 //!
 //! Queues: ours (`alf_mpmc`, `alf_spsc`: batches filled with `Batch::fill_from` and moved with
-//! the bulk/burst API, or `_single`: one element per call), crossbeam-queue
+//! the bulk/burst API; `alf_spsc_with`: the SPSC handles' in-place `enqueue_bulk_with` and
+//! `dequeue_*_with`, no batch; `_single`: one element per call), crossbeam-queue
 //! `ArrayQueue` and concurrent-queue `ConcurrentQueue::bounded` (one element per call, there
 //! is no bulk API), rtrb (chunks, written with `write_chunk_uninit` and `fill_from_iter`, its
 //! fastest way in) and ringbuf (slices), both SPSC. All have 1024 slots and carry `usize`
@@ -110,6 +111,18 @@ fn single_thread(c: &mut Criterion) {
                     rx.dequeue_bulk(&mut b, k).unwrap();
                     black_box(b.as_slice().iter().sum::<usize>());
                     b.clear();
+                })
+            })
+        });
+        g.bench_with_input(BenchmarkId::new("alf_spsc_with", k), &k, |bch, &k| {
+            let mut q = SpscQueue::<usize, CAP>::new();
+            let (mut tx, mut rx) = q.split();
+            bch.iter_custom(|iters| {
+                per_element(iters, k, || {
+                    tx.enqueue_bulk_with(k, |i| i).unwrap();
+                    let mut sum = 0;
+                    rx.dequeue_bulk_with(k, |x| sum += x).unwrap();
+                    black_box(sum);
                 })
             })
         });
@@ -476,6 +489,37 @@ fn one_producer_one_consumer(c: &mut Criterion) {
                                 } else {
                                     spins = 0;
                                     got += n as u64;
+                                }
+                            }
+                            black_box(sum);
+                        }),
+                    ]
+                })
+            })
+        });
+        g.bench_with_input(BenchmarkId::new("alf_spsc_with", k), &k, |bch, &k| {
+            bch.iter_custom(|iters| {
+                let mut q = SpscQueue::<usize, CAP>::new();
+                let (mut tx, mut rx) = q.split();
+                cross_thread(iters, 1, |per_producer, total| {
+                    vec![
+                        Box::new(move || {
+                            let mut sent = 0;
+                            let mut spins = 0;
+                            while sent < per_producer {
+                                let n = (k as u64).min(per_producer - sent) as usize;
+                                match tx.enqueue_bulk_with(n, |i| i) {
+                                    Ok(()) => sent += n as u64,
+                                    Err(_) => backoff(&mut spins),
+                                }
+                            }
+                        }),
+                        Box::new(move || {
+                            let (mut got, mut sum, mut spins) = (0, 0, 0);
+                            while got < total {
+                                match rx.dequeue_burst_with(k, |x| sum += x).unwrap() {
+                                    0 => backoff(&mut spins),
+                                    n => got += n as u64,
                                 }
                             }
                             black_box(sum);

@@ -7,6 +7,9 @@ run had fewer CPUs than spinning threads): a row per queue, a column per bulk si
 the median over criterion's samples of nanoseconds per element, and, with --spread, the range
 [min-max] of the samples. The load average recorded by the bench run is printed first.
 
+Then where each performance target of the alf_queue issue stands: ours (the fastest of our
+forms) against the peers per k, and the MPMC 2p2c tail (slowest sample against the median).
+
 Then a sanity line: no cross-thread sample may be faster than the fastest single-thread
 median (any queue) for the same k, since moving an element between threads cannot cost less
 than moving it in and out on one. A violation means the harness mis-timed a run; the line
@@ -85,7 +88,82 @@ def main(argv):
                     cell += f" [{min(ns):.2f}-{max(ns):.2f}]"
                 cells.append(cell)
             print(f"| {impl} | " + " | ".join(cells) + " |")
+    targets(tables)
     return sanity(tables)
+
+
+# Our variants in their best mode, as the peers are in theirs: the fastest of these medians
+# counts, and its letter is printed with the ratio.
+OURS = {
+    "spsc": {"alf_spsc": "b", "alf_spsc_with": "w", "alf_spsc_single": "s"},
+    "mpmc": {"alf_mpmc": "b", "alf_mpmc_single": "s"},
+}
+SPSC_PEERS = ("rtrb_chunks", "ringbuf_slices")
+MPMC_PEERS = ("crossbeam_arrayqueue", "concurrent_queue")
+
+
+def best(rows, names, k):
+    """(median, name) of the fastest of `names` at `k` in `rows`, or None."""
+    found = [(statistics.median(rows[n][k]), n) for n in names
+             if n in rows and rows[n].get(k)]
+    return min(found) if found else None
+
+
+def targets(tables):
+    """Prints where each performance target of the alf_queue issue stands in this run."""
+    sizes = sorted({k for rows in tables.values() for by_k in rows.values() for k in by_k})
+    lines = []
+
+    def ratio_row(label, group, ours, peers, limit):
+        rows = tables.get(group)
+        if not rows:
+            return
+        cells = []
+        for k in sizes:
+            o = best(rows, ours, k)
+            p = best(rows, peers, k)
+            if not o or not p:
+                cells.append("")
+                continue
+            r = o[0] / p[0]
+            letter = ours[o[1]] if isinstance(ours, dict) else ""
+            cells.append(f"{r:.2f}{letter} {'met' if r <= limit else 'MISSED'}")
+        lines.append(f"| {label} | " + " | ".join(cells) + " |")
+
+    for group in ("st", "1p1c"):
+        ratio_row(f"SPSC {group}: ours / faster of rtrb, ringbuf (<= 1)", group,
+                  OURS["spsc"], SPSC_PEERS, 1.0)
+    for group in ("st", "1p1c"):
+        ratio_row(f"MPMC {group}: ours / fastest of ArrayQueue, concurrent-queue (<= 1)",
+                  group, OURS["mpmc"], MPMC_PEERS, 1.0)
+    rows = tables.get("1p1c", {})
+    if rows.get("alf_mpmc", {}).get(16) and rows.get("crossbeam_arrayqueue", {}).get(16):
+        x = (statistics.median(rows["crossbeam_arrayqueue"][16])
+             / statistics.median(rows["alf_mpmc"][16]))
+        lines.append(f"| MPMC 1p1c k=16: ArrayQueue / ours (>= 10) | {x:.1f}x "
+                     f"{'met' if x >= 10 else 'MISSED'} |")
+    for group in ("2p2c", "2p2c_oversubscribed"):
+        by_k = tables.get(group, {}).get("alf_mpmc")
+        if not by_k:
+            continue
+        cells = []
+        for k in sizes:
+            ns = by_k.get(k)
+            if not ns:
+                cells.append("")
+                continue
+            r = max(ns) / statistics.median(ns)
+            cells.append(f"{r:.1f} {'met' if r <= 10 else 'MISSED'}")
+        lines.append(f"| MPMC {group}: slowest sample / median (<= 10) | " + " | ".join(cells)
+                     + " |")
+    if not lines:
+        return
+    print("\ntargets: ratios of medians per k; b = our bulk/burst through a Batch, w = in place "
+          "(`*_with`), s = one element per call, whichever of ours was fastest")
+    print("| target | " + " | ".join(f"k={k}" for k in sizes) + " |")
+    print("|---|" + "---|" * len(sizes))
+    for line in lines:
+        print(line)
 
 
 def sanity(tables):

@@ -749,6 +749,137 @@ fn model_spsc_wraps() {
     }
 }
 
+/// The in-place forms of the SPSC handles (`*_with`) against a `VecDeque` model, mixed with
+/// the single-item ones, across the end of the slot array and the u32 wrap of the indices.
+fn model_in_place<const N: usize>(start: u32, seed: u64, ops: usize) {
+    let mut rng = fastrand::Rng::with_seed(seed);
+    let mut q = SpscQueue::<u32, N>::with_start_index(start);
+    let (mut tx, mut rx) = q.split();
+    let mut model = VecDeque::new();
+    let mut next = 0u32;
+    for _ in 0..ops {
+        let k = rng.usize(0..=N + 2);
+        let burst = rng.bool();
+        match rng.u8(0..5) {
+            0 => assert_eq!(rx.dequeue(), model.pop_front()),
+            1 | 2 => {
+                let free = N - model.len();
+                let mut calls = Vec::new();
+                let make = |i: usize| {
+                    calls.push(i);
+                    next + i as u32
+                };
+                let r = if burst {
+                    tx.enqueue_burst_with(k, make)
+                } else {
+                    tx.enqueue_bulk_with(k, make).map(|()| k)
+                };
+                let moved = if k > N {
+                    assert_eq!(r, Err(Error::TooLarge));
+                    0
+                } else if burst {
+                    assert_eq!(r, Ok(k.min(free)));
+                    k.min(free)
+                } else if k <= free {
+                    assert_eq!(r, Ok(k));
+                    k
+                } else {
+                    assert_eq!(r, Err(Error::Full));
+                    0
+                };
+                assert_eq!(calls, (0..moved).collect::<Vec<_>>(), "make(i) calls");
+                model.extend(next..next + moved as u32);
+                next += moved as u32;
+            }
+            _ => {
+                let mut got = Vec::new();
+                let take = |x| got.push(x);
+                let r = if burst {
+                    rx.dequeue_burst_with(k, take)
+                } else {
+                    rx.dequeue_bulk_with(k, take).map(|()| k)
+                };
+                let moved = if k > N {
+                    assert_eq!(r, Err(Error::TooLarge));
+                    0
+                } else if burst {
+                    assert_eq!(r, Ok(k.min(model.len())));
+                    k.min(model.len())
+                } else if k <= model.len() {
+                    assert_eq!(r, Ok(k));
+                    k
+                } else {
+                    assert_eq!(r, Err(Error::Empty));
+                    0
+                };
+                assert_eq!(got, model.drain(..moved).collect::<Vec<_>>());
+            }
+        }
+        assert_eq!(rx.len(), model.len());
+    }
+}
+
+#[test]
+fn model_spsc_in_place_wraps() {
+    for (i, start) in [0, u32::MAX, u32::MAX - 17, u32::MAX - 1000, 1 << 31]
+        .into_iter()
+        .enumerate()
+    {
+        model_in_place::<32>(start, 400 + i as u64, MODEL_OPS);
+        model_in_place::<4>(start, 500 + i as u64, MODEL_OPS / 4);
+    }
+}
+
+/// A panic in the caller's `make` or `take` leaves the queue consistent: the items made (or
+/// taken) before it are committed, none is lost or dropped twice, and both sides go on.
+#[test]
+fn in_place_panics_commit_what_was_done() {
+    for start in [0, 6, u32::MAX - 1] {
+        for fail_at in 0..4 {
+            let books = Books::default();
+            {
+                // An 8-slot ring from index 6: a bulk of 4 runs through slots 6, 7, 0, 1.
+                let mut q = SpscQueue::<Tracked, 8>::with_start_index(start);
+                let (mut tx, mut rx) = q.split();
+                let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                    tx.enqueue_bulk_with(4, |i| {
+                        assert!(i != fail_at, "make panics");
+                        books.make()
+                    })
+                }));
+                assert!(r.is_err());
+                assert_eq!(rx.len(), fail_at);
+                assert_eq!(books.live(), fail_at as u64);
+                // The producer side goes on where the committed items end.
+                assert_eq!(tx.enqueue_bulk_with(2, |_| books.make()), Ok(()));
+                let mut ids = Vec::new();
+                let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                    rx.dequeue_burst_with(8, |t: Tracked| {
+                        ids.push(t.id);
+                        assert!(ids.len() != fail_at + 1, "take panics");
+                    })
+                }));
+                // `take` panics on its (fail_at + 1)-th of the fail_at + 2 items: the items it
+                // was given are gone (dropped by `take`), the last is still queued.
+                assert!(r.is_err());
+                let (total, taken) = (fail_at + 2, fail_at + 1);
+                assert_eq!(ids, (0..taken as u64).collect::<Vec<_>>());
+                assert_eq!(rx.len(), total - taken);
+                assert_eq!(books.live(), (total - taken) as u64);
+                let mut rest = Vec::new();
+                assert_eq!(
+                    rx.dequeue_burst_with(8, |t| rest.push(t.id)),
+                    Ok(total - taken)
+                );
+                assert_eq!(rest, (taken as u64..total as u64).collect::<Vec<_>>());
+                // Leave items behind for the queue's own drop.
+                assert_eq!(tx.enqueue_burst_with(3, |_| books.make()), Ok(3));
+            }
+            books.check_all_dropped();
+        }
+    }
+}
+
 /// Starts the indices just below `u32::MAX` and runs many full cycles with mixed bulk sizes,
 /// so the wrap is crossed at every offset within the ring.
 #[test]

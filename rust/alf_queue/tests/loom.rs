@@ -525,6 +525,57 @@ fn spsc_bulk() {
     });
 }
 
+/// SPSC in place: the producer writes bursts of two straight into the slots of a 2-slot ring
+/// whose indices wrap, the consumer takes an exact bulk of one and then bursts straight out of
+/// the slots.
+#[test]
+fn spsc_in_place_wrap() {
+    model(
+        "an in-place burst moved fewer items than asked, but some",
+        || {
+            let q = Arc::new(SpscQueue::<Item, 2>::with_start_index(u32::MAX));
+            let p = {
+                let q = q.clone();
+                thread::spawn(move || {
+                    let (mut sent, mut cut_short) = (0u32, false);
+                    while sent < 4 {
+                        let want = (4 - sent).min(2) as usize;
+                        // SAFETY: This thread is the queue's only producer.
+                        let k = unsafe { q.enqueue_burst_with(want, |i| item(sent + i as u32)) };
+                        match k.unwrap() {
+                            0 => thread::yield_now(),
+                            k => {
+                                cut_short |= k < want;
+                                sent += k as u32;
+                            }
+                        }
+                    }
+                    cut_short
+                })
+            };
+            let mut got = Vec::new();
+            while got.len() < 4 {
+                // SAFETY: This thread is the queue's only consumer.
+                let r = unsafe {
+                    if got.is_empty() {
+                        q.dequeue_bulk_with(1, |it| got.push(*it)).map(|()| 1)
+                    } else {
+                        q.dequeue_burst_with(2, |it| got.push(*it))
+                    }
+                };
+                match r {
+                    Ok(0) | Err(Error::Empty) => thread::yield_now(),
+                    Ok(_) => {}
+                    Err(e) => panic!("{e:?}"),
+                }
+            }
+            let cut_short = p.join().unwrap();
+            assert_eq!(got, [0, 1, 2, 3]);
+            cut_short
+        },
+    );
+}
+
 /// Two producer-side calls from different threads, one after the other in time but ordered only
 /// by a `Relaxed` flag: the second producer may read a `prod.head` from before the first one's
 /// commit and write the same slot. This is why the `unsafe` single-side methods require
