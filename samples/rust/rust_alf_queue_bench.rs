@@ -4,15 +4,17 @@
 //! of the C original, after prototype-kernel's `alf_queue_bench` (seed 002).
 //!
 //! One thread, enqueue then dequeue: for each bulk size `n`, `n` elements go into a queue of
-//! [`RING`] slots and come out again, in a loop, seven ways, interleaved within each repetition.
-//! Repetition `r` starts at variant `r mod 7` of [`Variant::ALL`] and goes round from there, so
-//! that no variant always runs first or right after the same one (each C reference still
-//! follows its Rust twin in all but one repetition in seven):
+//! [`RING`] slots and come out again, in a loop, eight ways, interleaved within each repetition.
+//! Repetition `r` starts at variant `r mod 8` of [`Variant::ALL`] and goes round from there, so
+//! that no variant always runs first or right after the same one:
 //!
 //! - `mpmc_single`, `spsc_single`: [`MpmcQueue`] or [`SpscQueue`], `n` single `enqueue` calls
 //!   then `n` single `dequeue` calls (the C original's "ALF-multi" loop);
 //! - `mpmc_bulk`, `spsc_bulk`: one `enqueue_bulk` of `n` elements then one `dequeue_bulk` of
 //!   `n`, through a [`Batch`];
+//! - `spsc_with`: one in-place `enqueue_bulk_with` of the `n` elements of an array, then one
+//!   `dequeue_bulk_with` of `n` back into it, through the handles of an [`SpscQueue`]: the C
+//!   reference's interface (an array in, an array out), with no [`Batch`] in between;
 //! - `c_mpmc_bulk`, `c_spsc_bulk`: the same loop over the C reference, a re-implementation in
 //!   C (in `rust_alf_queue_bench_ptr_ring.c`, timed loop included) of the C original's
 //!   multi-producer/multi-consumer and single-producer/single-consumer bulk enqueue and dequeue
@@ -86,7 +88,7 @@ module_param_string!(BULK, "bulk", 256, "1,2,4,8,16,32,64");
 module_param_uint!(ELEMS, "elems", 1 << 23);
 module_param_uint!(RUNS, "runs", 11);
 
-/// The seven ways to move elements through a queue.
+/// The eight ways to move elements through a queue.
 #[derive(Clone, Copy)]
 enum Variant {
     MpmcSingle,
@@ -94,18 +96,20 @@ enum Variant {
     CMpmcBulk,
     SpscSingle,
     SpscBulk,
+    SpscWith,
     CSpscBulk,
     PtrRing,
 }
 
 impl Variant {
     /// Every variant, in the order each repetition runs them.
-    const ALL: [Self; 7] = [
+    const ALL: [Self; 8] = [
         Self::MpmcSingle,
         Self::MpmcBulk,
         Self::CMpmcBulk,
         Self::SpscSingle,
         Self::SpscBulk,
+        Self::SpscWith,
         Self::CSpscBulk,
         Self::PtrRing,
     ];
@@ -118,6 +122,7 @@ impl Variant {
             Self::CMpmcBulk => "c_mpmc_bulk",
             Self::SpscSingle => "spsc_single",
             Self::SpscBulk => "spsc_bulk",
+            Self::SpscWith => "spsc_with",
             Self::CSpscBulk => "c_spsc_bulk",
             Self::PtrRing => "ptr_ring",
         }
@@ -306,6 +311,32 @@ fn spsc_bulk(
     )
 }
 
+/// `spsc_with`: one in-place bulk enqueue of `items` then one in-place bulk dequeue of as many
+/// back into it, `loops` times, through the handles of an [`SpscQueue`]; returns the elements
+/// moved.
+#[inline(never)]
+fn spsc_with(q: &mut SpscQueue<Item, RING>, items: &mut [Item], loops: usize) -> usize {
+    let (mut tx, mut rx) = q.split();
+    let n = items.len();
+    let mut moved = 0;
+    for _ in 0..loops {
+        if tx.enqueue_bulk_with(n, |i| items[i]).is_err() {
+            return moved;
+        }
+        let mut out = items.iter_mut();
+        let back = rx.dequeue_bulk_with(n, |x| {
+            if let Some(slot) = out.next() {
+                *slot = x;
+            }
+        });
+        if back.is_err() {
+            return moved;
+        }
+        moved += n;
+    }
+    moved
+}
+
 impl Setting {
     fn new() -> Result<Self> {
         let mut mpmc = KBox::<MpmcQueue<Item, RING>>::new_uninit(GFP_KERNEL)?;
@@ -389,6 +420,7 @@ impl Setting {
                 },
                 Variant::SpscSingle => spsc_single(spsc, items, loops),
                 Variant::SpscBulk => spsc_bulk(spsc, b, n, loops),
+                Variant::SpscWith => spsc_with(spsc, items, loops),
                 // SAFETY: As for `c_mpmc_bulk`; `c_spsc` has one producer and one consumer,
                 // this thread.
                 Variant::CSpscBulk => unsafe {
@@ -416,6 +448,7 @@ impl Setting {
             Variant::MpmcBulk | Variant::SpscBulk => b.as_slice(),
             Variant::MpmcSingle
             | Variant::SpscSingle
+            | Variant::SpscWith
             | Variant::CMpmcBulk
             | Variant::CSpscBulk
             | Variant::PtrRing => &*items,
