@@ -120,6 +120,11 @@ impl<Q> PerCpu<Q> {
 /// On SMP, the kernel's helper (an out-of-line call from Rust). On a uniprocessor kernel
 /// (UML among them) there is one instance and the kernel's `per_cpu_ptr()` is the pointer
 /// itself (`include/linux/percpu-defs.h`), so it costs nothing here either.
+///
+/// # Safety
+///
+/// `ptr` is a per-CPU pointer (from `alloc_percpu()`), and the caller cannot move to another
+/// CPU while it uses the result (preemption or bottom halves disabled).
 #[inline(always)]
 unsafe fn this_cpu_ptr(ptr: *mut c_void) -> *mut c_void {
     #[cfg(CONFIG_SMP)]

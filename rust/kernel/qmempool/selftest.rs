@@ -634,6 +634,10 @@ fn irqs_off(f: &mut dyn FnMut()) {
 #[cfg(not(test))]
 fn on_cpu(cpu: u32, f: &mut dyn FnMut()) {
     /// Calls the closure `arg` points to.
+    ///
+    /// # Safety
+    ///
+    /// `arg` points to a live `&mut dyn FnMut()` that nothing else uses during the call.
     unsafe extern "C" fn call(arg: *mut crate::ffi::c_void) -> crate::ffi::c_long {
         // SAFETY: `arg` is the `&mut &mut dyn FnMut()` of `on_cpu`, which waits for this call.
         let f = unsafe { &mut *arg.cast::<&mut dyn FnMut()>() };
@@ -671,6 +675,10 @@ fn in_softirq(cpu: u32, f: &mut dyn FnMut()) -> bool {
     use crate::bindings;
 
     /// Runs the closure of the `BhWork` that `work` is the first field of.
+    ///
+    /// # Safety
+    ///
+    /// `work` is the first field of a live `BhWork` that nothing else uses during the call.
     unsafe extern "C" fn run(work: *mut bindings::work_struct) {
         // SAFETY: `work` is the first field of a `repr(C)` `BhWork`, which `in_softirq` keeps
         // alive and leaves alone until the work has run (`flush_work`).

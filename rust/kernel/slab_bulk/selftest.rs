@@ -144,7 +144,7 @@ pub(crate) fn single_alloc_free() {
     };
     check!(obj.0.iter().all(|b| *b == 7));
     obj.0[99] = 9;
-    check!((&*obj as *const Aligned as usize) % 64 == 0);
+    check!((core::ptr::from_ref::<Aligned>(&*obj) as usize) % 64 == 0);
     check!(in_use(&cache) == 1);
 
     let raw = obj.into_raw();
@@ -471,7 +471,7 @@ pub(crate) fn static_cache_objects() {
     let ids = inflight
         .iter()
         .map(|r| r.id)
-        .fold(0u64, |m, id| m | 1 << id);
+        .fold(0u64, |m, id| m | (1 << id));
     check!(ids.count_ones() as usize == inflight.len() && submitted <= 64);
     check!(inflight.iter().all(|r| r.len >= 1));
     // The driver goes: the rest freed one by one, then the cache.
@@ -808,7 +808,7 @@ pub(crate) fn bulk_fault_positions() {
     #[cfg(CONFIG_KUNIT)]
     crate::pr_info!(
         "rfl_test: slab_bulk positions armed={} positions={}\n",
-        armed as u8,
+        u8::from(armed),
         positions
     );
 }
