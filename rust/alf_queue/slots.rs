@@ -69,7 +69,7 @@ unsafe fn copy_items<T>(src: *const T, dst: *mut T, n: usize) {
 /// a fence after each for the rest: as in `copy_items`, the fence stops LLVM from turning a
 /// step that copies from (or to) an array into a call to `memcpy`, which for a small bulk costs
 /// more than the copy, and the runs of eight still let it combine their loads and stores.
-#[cfg(not(loom))]
+/// Both slot storages use it, so the loom models check the same counting.
 #[inline(always)]
 fn count_steps<const COUNT_FIRST: bool>(end: usize, done: &mut usize, mut step: impl FnMut(usize)) {
     use core::sync::atomic::{compiler_fence, Ordering};
@@ -432,12 +432,11 @@ impl<T, const N: usize> Slots<T, N> {
         done: &mut usize,
         mut make: impl FnMut(usize) -> T,
     ) {
-        while *done < n {
-            let item = make(*done);
-            // SAFETY: Slot `idx + *done` is reserved to us and empty (caller).
-            unsafe { self.write_one(idx.wrapping_add(*done as u32), item) };
-            *done += 1;
-        }
+        count_steps::<false>(n, done, |i| {
+            let item = make(i);
+            // SAFETY: Slot `idx + i` is reserved to us and empty (caller).
+            unsafe { self.write_one(idx.wrapping_add(i as u32), item) };
+        });
     }
 
     /// Moves the item out of the slot of index `idx + i` into `take`, for `i` from `*done` up
@@ -453,12 +452,10 @@ impl<T, const N: usize> Slots<T, N> {
         done: &mut usize,
         mut take: impl FnMut(T),
     ) {
-        while *done < n {
-            // SAFETY: Slot `idx + *done` is reserved to us and full (caller).
-            let item = unsafe { self.read_one(idx.wrapping_add(*done as u32)) };
-            *done += 1;
-            take(item);
-        }
+        count_steps::<true>(n, done, |i| {
+            // SAFETY: Slot `idx + i` is reserved to us and full (caller).
+            take(unsafe { self.read_one(idx.wrapping_add(i as u32)) });
+        });
     }
 
     /// Drops the `n` items in the slots starting at index `idx`.
