@@ -78,22 +78,26 @@ def main(argv):
         sizes = sorted(sizes)
         print(f"\n{group}: ns per element, median of samples"
               + (" [min-max]" if spread else ""))
-        print("| queue | " + " | ".join(f"k={k}" for k in sizes) + " |")
-        print("|---|" + "---|" * len(sizes))
+        print(head("queue", sizes))
+
+        def cell(ns):
+            text = f"{statistics.median(ns):.2f}"
+            return text + f" [{min(ns):.2f}-{max(ns):.2f}]" if spread else text
         for impl, by_k in rows.items():
-            cells = []
-            for k in sizes:
-                ns = by_k.get(k)
-                if not ns:
-                    cells.append("")
-                    continue
-                cell = f"{statistics.median(ns):.2f}"
-                if spread:
-                    cell += f" [{min(ns):.2f}-{max(ns):.2f}]"
-                cells.append(cell)
-            print(f"| {impl} | " + " | ".join(cells) + " |")
+            print(row(impl, sizes, lambda k: by_k.get(k) and cell(by_k[k])))
     targets(tables)
     return sanity(tables)
+
+
+def head(first, sizes):
+    """The header and separator lines of a table with a column per k."""
+    return (f"| {first} | " + " | ".join(f"k={k}" for k in sizes) + " |\n"
+            + "|---|" + "---|" * len(sizes))
+
+
+def row(label, sizes, cell):
+    """A table line: `label`, then `cell(k)` for each k, empty where it is None or empty."""
+    return f"| {label} | " + " | ".join(cell(k) or "" for k in sizes) + " |"
 
 
 # Our variants in their best mode, as the peers are in theirs: the fastest of these medians
@@ -122,17 +126,14 @@ def targets(tables):
         rows = tables.get(group)
         if not rows:
             return
-        cells = []
-        for k in sizes:
-            o = best(rows, ours, k)
-            p = best(rows, peers, k)
+
+        def cell(k):
+            o, p = best(rows, ours, k), best(rows, peers, k)
             if not o or not p:
-                cells.append("")
-                continue
+                return None
             r = o[0] / p[0]
-            letter = ours[o[1]] if isinstance(ours, dict) else ""
-            cells.append(f"{r:.2f}{letter} {'met' if r <= limit else 'MISSED'}")
-        lines.append(f"| {label} | " + " | ".join(cells) + " |")
+            return f"{r:.2f}{ours[o[1]]} {'met' if r <= limit else 'MISSED'}"
+        lines.append(row(label, sizes, cell))
 
     for group in ("st", "1p1c"):
         ratio_row(f"SPSC {group}: ours / faster of rtrb, ringbuf (<= 1)", group,
@@ -150,22 +151,19 @@ def targets(tables):
         by_k = tables.get(group, {}).get("alf_mpmc")
         if not by_k:
             continue
-        cells = []
-        for k in sizes:
+
+        def tail(k):
             ns = by_k.get(k)
             if not ns:
-                cells.append("")
-                continue
+                return None
             r = max(ns) / statistics.median(ns)
-            cells.append(f"{r:.1f} {'met' if r <= 10 else 'MISSED'}")
-        lines.append(f"| MPMC {group}: slowest sample / median (<= 10) | " + " | ".join(cells)
-                     + " |")
+            return f"{r:.1f} {'met' if r <= 10 else 'MISSED'}"
+        lines.append(row(f"MPMC {group}: slowest sample / median (<= 10)", sizes, tail))
     if not lines:
         return
     print("\ntargets: ratios of medians per k; b = our bulk/burst through a Batch, w = in place "
           "(`*_with`), s = one element per call, whichever of ours was fastest")
-    print("| target | " + " | ".join(f"k={k}" for k in sizes) + " |")
-    print("|---|" + "---|" * len(sizes))
+    print(head("target", sizes))
     for line in lines:
         print(line)
 
