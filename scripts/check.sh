@@ -19,15 +19,16 @@ gate() {
 gate "cargo fmt --check" cargo fmt --manifest-path "$PROJECT/Cargo.toml" --all --check
 gate "cargo clippy" cargo clippy --manifest-path "$PROJECT/Cargo.toml" --workspace --all-targets \
 	--release -- -D warnings
-# CLIPPY=1 rebuilds the Rust objects through clippy-driver; a warning is a failure here.
+# CLIPPY=1 rebuilds the Rust objects through clippy-driver; a warning in the project's code is
+# a failure here, one in the kernel's own code is listed (clippy_ours.py tells them apart).
 clippy_kernel() {
 	local kind=$1 arch=$2 out
+	# A warning is printed when its crate is compiled: the project's crates are compiled
+	# every time, not only when they changed since the last check.
+	rm -f "$BUILD/$kind"/rust/{kernel,doctests_kernel_generated}.o "$BUILD/$kind"/samples/rust/*.o
 	out=$(krun make -C "$G_TREE" O="$G_BUILD/$kind" ARCH="$arch" LLVM="$LLVM" CLIPPY=1 \
 		-j"$(nproc)" rust/ samples/rust/ 2>&1) || { echo "$out" | tail -30; return 1; }
-	if echo "$out" | grep -E '^(warning|error)' >/dev/null; then
-		echo "$out" | grep -E -A8 '^(warning|error)' | head -80
-		return 1
-	fi
+	echo "$out" | python3 "$PROJECT/scripts/clippy_ours.py" "$BUILD/$kind"
 }
 for k in $KERNELS; do
 	use_kernel "$k"

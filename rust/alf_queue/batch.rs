@@ -95,10 +95,14 @@ impl<T, const K: usize> Batch<T, K> {
     /// Returns the number of items in the batch.
     #[inline]
     pub const fn len(&self) -> usize {
-        // SAFETY: `len <= K` is a type invariant. Telling the compiler lets it drop the
-        // zero-length and range checks that the bulk operations would otherwise repeat after
-        // converting the length to a `u32` index count.
-        unsafe { core::hint::assert_unchecked(self.len <= K) };
+        // Telling the compiler that `len <= K` lets it drop the zero-length and range checks
+        // that the bulk operations would otherwise repeat after converting the length to a
+        // `u32` index count (`core::hint::assert_unchecked` in a form that 6.12's minimum
+        // rustc, 1.78, has).
+        if self.len > K {
+            // SAFETY: `len <= K` is a type invariant.
+            unsafe { core::hint::unreachable_unchecked() }
+        }
         self.len
     }
 

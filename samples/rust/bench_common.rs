@@ -28,7 +28,8 @@
 //! `param_ops_string`, so `insmod sample.ko loops=1000 bulk=1,8,16` works as for a C module.
 //! The parameters have no sysfs file (permission 0): they are read once, at load time.
 
-#![allow(dead_code)]
+// Each sample uses a part of this file: what it leaves out is unused in that sample only.
+#![allow(dead_code, unused_imports, unused_macros)]
 
 use kernel::bindings;
 

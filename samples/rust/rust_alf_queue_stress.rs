@@ -608,8 +608,8 @@ fn scenario<Q: Side>(name: &str, queue: Q, producers: u32, consumers: u32, p: &P
                 Some(thread_main::<Q>),
                 wp.add(i).cast(),
                 -1,
-                c"alfq_%s%u".as_ptr().cast(),
-                role.as_ptr(),
+                c"alfq_%s%u".to_bytes_with_nul().as_ptr().cast(),
+                role.to_bytes_with_nul().as_ptr(),
                 w.id as c_uint,
             )
         };
@@ -792,7 +792,7 @@ impl kernel::Module for AlfQueueStress {
             p.items,
             p.seed,
             p.max_bulk,
-            p.bind as u32,
+            u32::from(p.bind),
             online_cpus()
         );
         for name in bench::c_buf(scenarios).split(|b| *b == b',') {

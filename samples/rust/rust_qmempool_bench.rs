@@ -209,10 +209,11 @@ impl SheafCache {
             sheaf_capacity: capacity,
             ..Default::default()
         };
+        let name = c"rust_qmempool_bench_sheaf".to_bytes_with_nul();
         // SAFETY: The name is a static C string; `args` is valid for the call; process context.
         let ptr = unsafe {
             bindings::__kmem_cache_create_args(
-                c"rust_qmempool_bench_sheaf".as_ptr().cast(),
+                name.as_ptr().cast(),
                 core::mem::size_of::<Object>() as u32,
                 &mut args,
                 (CacheFlags::HWCACHE_ALIGN | CacheFlags::NO_MERGE).as_raw(),

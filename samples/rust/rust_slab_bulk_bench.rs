@@ -100,6 +100,22 @@ impl Variant {
 
 struct SlabBulkBench;
 
+/// Whether `kmem_cache_alloc_bulk` allocated what it was asked for, from what it returns: the
+/// number of objects (`int`) up to 6.x, a `bool` from 7.0 on; all or nothing either way.
+#[cfg(kernel_ge_7_0)]
+#[inline(always)]
+fn bulk_allocated(result: bool) -> bool {
+    result
+}
+
+/// Whether `kmem_cache_alloc_bulk` allocated what it was asked for, from what it returns: the
+/// number of objects (`int`) up to 6.x, a `bool` from 7.0 on; all or nothing either way.
+#[cfg(not(kernel_ge_7_0))]
+#[inline(always)]
+fn bulk_allocated(result: core::ffi::c_int) -> bool {
+    result != 0
+}
+
 /// One timed run's setting: the cache, the arrays, the GFP flags in both forms.
 struct Run<'c, 'b> {
     cache: &'c Cache<Object>,
@@ -146,8 +162,8 @@ impl Run<'_, '_> {
         let mut failed = 0;
         for _ in 0..loops {
             // SAFETY: `p` has room for `n <= MAX_BULK` pointers; IRQs are on (process context).
-            // (The result is a count, `int`, up to 6.x and a `bool` from 7.0 on: 0 is failure.)
-            if unsafe { bindings::kmem_cache_alloc_bulk_noprof(s, self.gfp, n, p) } as i32 == 0 {
+            let result = unsafe { bindings::kmem_cache_alloc_bulk_noprof(s, self.gfp, n, p) };
+            if !bulk_allocated(result) {
                 // All or nothing: none of the `n` was allocated.
                 failed += n;
                 continue;
@@ -284,9 +300,9 @@ impl kernel::Module for SlabBulkBench {
             "rfl_bench: start bench=slab_bulk objs={} runs={} nomerge={} atomic={} fresh={}\n",
             p.objs,
             p.runs,
-            p.nomerge as u32,
-            p.atomic as u32,
-            p.fresh as u32
+            u32::from(p.nomerge),
+            u32::from(p.atomic),
+            u32::from(p.fresh)
         );
         for n in bench::parse_list(bench::c_buf(p.sizes)) {
             if n == 0 || n > MAX_BULK {

@@ -712,7 +712,7 @@ fn in_softirq(cpu: u32, f: &mut dyn FnMut()) -> bool {
             work,
             Some(run),
             false,
-            c"rust_qmempool_bh".as_ptr().cast(),
+            c"rust_qmempool_bh".to_bytes_with_nul().as_ptr().cast(),
             core::ptr::addr_of_mut!(KEY),
         );
         bindings::queue_work_on(cpu as crate::ffi::c_int, bindings::system_bh_wq, work);

@@ -366,9 +366,8 @@ impl<'c, T, const N: usize> ObjBatch<'c, T, N> {
         // with uninitialised contents, owned by nobody.
         unsafe { init_objects(self.cache.as_raw(), new, n, init) };
         // SAFETY: `n` new distinct live objects of `cache`, each holding a valid `T`, and
-        // `len + n <= N`, so the sum does not overflow (which tells the compiler that the new
-        // length is not 0: a later `free` needs no empty check).
-        unsafe { self.objs.set_len(len.unchecked_add(n)) };
+        // `len + n <= N`, so the sum does not overflow.
+        unsafe { self.objs.set_len(add_in_bounds(len, n)) };
         Ok(())
     }
 }
@@ -467,7 +466,7 @@ impl<'c, T, const N: usize> ObjBatch<'c, MaybeUninit<T>, N> {
         let len = self.alloc_uncounted(n, flags)?;
         // SAFETY: `n` new distinct live objects of `cache`; `MaybeUninit<T>` accepts any
         // content; `len + n <= N`, so the sum does not overflow (as in `alloc_with`).
-        unsafe { self.objs.set_len(len.unchecked_add(n)) };
+        unsafe { self.objs.set_len(add_in_bounds(len, n)) };
         Ok(())
     }
 
@@ -501,6 +500,22 @@ impl<T, const N: usize> Drop for ObjBatch<'_, T, N> {
     #[inline]
     fn drop(&mut self) {
         self.free();
+    }
+}
+
+/// Returns `len + n`, telling the compiler that the sum does not overflow, so that it knows
+/// the new length is not 0 when `n` is not (a later `free` needs no empty check):
+/// `usize::unchecked_add` in a form that 6.12's minimum rustc, 1.78, has.
+///
+/// # Safety
+///
+/// `len + n` must not overflow.
+#[inline(always)]
+unsafe fn add_in_bounds(len: usize, n: usize) -> usize {
+    match len.checked_add(n) {
+        Some(sum) => sum,
+        // SAFETY: The caller guarantees that the sum does not overflow.
+        None => unsafe { core::hint::unreachable_unchecked() },
     }
 }
 

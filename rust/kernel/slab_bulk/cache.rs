@@ -199,12 +199,13 @@ pub(super) fn create<T>(name: &CStr, flags: CacheFlags) -> Result<NonNull<Cache<
         align: mem::align_of::<T>() as u32,
         ..Default::default()
     };
+    // The name's bytes with their NUL, as C `char`s: the kernel's `char` is unsigned, which
+    // `u8` is on every architecture and `core::ffi::c_char` is not.
+    let name = name.to_bytes_with_nul().as_ptr().cast();
     // SAFETY: `name` is NUL-terminated and copied by the callee (`kstrdup_const`); `args` is
     // valid for the duration of the call; `size` fits in `u32` as it is at most
     // `KMALLOC_MAX_SIZE`.
-    let raw = unsafe {
-        bindings::__kmem_cache_create_args(name.as_ptr().cast(), size as u32, &mut args, flags.0)
-    };
+    let raw = unsafe { bindings::__kmem_cache_create_args(name, size as u32, &mut args, flags.0) };
     // A non-NULL return is a new cache for objects of `T`'s size and alignment.
     NonNull::new(raw.cast::<Cache<T>>()).ok_or(ENOMEM)
 }

@@ -143,18 +143,18 @@ impl fmt::Debug for CacheSlot {
 /// ```
 /// use kernel::slab_bulk::{CacheFlags, StaticCache};
 ///
-/// pub struct Request;
+/// struct Request;
 ///
 /// kernel::static_cache! {
 ///     /// Requests in flight.
-///     pub struct RequestCache(Request) = c"rfl_request", CacheFlags::HWCACHE_ALIGN | CacheFlags::NO_MERGE;
+///     struct RequestCache(Request) = c"rfl_request", CacheFlags::HWCACHE_ALIGN | CacheFlags::NO_MERGE;
 /// }
 ///
 /// assert_eq!(RequestCache::NAME, c"rfl_request");
 /// assert!(RequestCache::FLAGS == CacheFlags::HWCACHE_ALIGN | CacheFlags::NO_MERGE);
 /// ```
 ///
-/// declares `pub struct RequestCache;` and its `StaticCache` implementation with a static slot
+/// declares `struct RequestCache;` (with the visibility written) and its `StaticCache` implementation with a static slot
 /// of its own. The flags are one or more `CacheFlags` constants joined by `|`. The cache is
 /// created by [`CacheRegistration::new`] (`RequestCache::register()`), in the module's init.
 #[macro_export]
