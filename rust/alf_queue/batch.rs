@@ -95,14 +95,10 @@ impl<T, const K: usize> Batch<T, K> {
     /// Returns the number of items in the batch.
     #[inline]
     pub const fn len(&self) -> usize {
-        // Telling the compiler that `len <= K` lets it drop the zero-length and range checks
-        // that the bulk operations would otherwise repeat after converting the length to a
-        // `u32` index count (`core::hint::assert_unchecked` in a form that 6.12's minimum
-        // rustc, 1.78, has).
-        if self.len > K {
-            // SAFETY: `len <= K` is a type invariant.
-            unsafe { core::hint::unreachable_unchecked() }
-        }
+        // SAFETY: `len <= K` is a type invariant. Telling the compiler lets it drop the
+        // zero-length and range checks that the bulk operations would otherwise repeat after
+        // converting the length to a `u32` index count.
+        unsafe { assume(self.len <= K) };
         self.len
     }
 
@@ -398,4 +394,40 @@ impl<T, const K: usize> Drop for Drain<'_, T, K> {
         // already says they are gone, so they are dropped once.
         unsafe { ptr::drop_in_place(rest) };
     }
+}
+
+/// Tells the compiler that `cond` holds, for the checks it can then drop.
+///
+/// It is `core::hint::assert_unchecked`, which rustc has from 1.81 on. 6.12 accepts rustc 1.78
+/// and up: built by 1.78 to 1.80.1 (the kernel's `CONFIG_RUSTC_VERSION` tells), the hint is a
+/// branch to `unreachable_unchecked`, which LLVM may fold away before using it, so that some
+/// checks stay (the code is as safe, a little slower).
+///
+/// # Safety
+///
+/// `cond` must be true.
+#[inline(always)]
+const unsafe fn assume(cond: bool) {
+    #[cfg(any(
+        CONFIG_RUSTC_VERSION = "107800",
+        CONFIG_RUSTC_VERSION = "107900",
+        CONFIG_RUSTC_VERSION = "108000",
+        CONFIG_RUSTC_VERSION = "108001"
+    ))]
+    if !cond {
+        // SAFETY: `cond` is true (the caller's guarantee), so this is not reached.
+        unsafe { core::hint::unreachable_unchecked() }
+    }
+    #[cfg(not(any(
+        CONFIG_RUSTC_VERSION = "107800",
+        CONFIG_RUSTC_VERSION = "107900",
+        CONFIG_RUSTC_VERSION = "108000",
+        CONFIG_RUSTC_VERSION = "108001"
+    )))]
+    // The cfg above keeps this from the rustc releases that lack it.
+    #[allow(clippy::incompatible_msrv)]
+    // SAFETY: `cond` is true (the caller's guarantee).
+    unsafe {
+        core::hint::assert_unchecked(cond)
+    };
 }
