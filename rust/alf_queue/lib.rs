@@ -139,6 +139,8 @@
 extern crate std;
 
 mod batch;
+#[cfg(not(loom))]
+mod chunk;
 mod headtail;
 mod mpmc;
 mod ring;
@@ -147,6 +149,8 @@ mod spsc;
 mod sync;
 
 pub use self::batch::{Batch, Drain};
+#[cfg(not(loom))]
+pub use self::chunk::{ReadChunk, WriteChunk};
 pub use self::mpmc::MpmcQueue;
 pub use self::spsc::{Consumer, Producer, SpscQueue};
 

@@ -9,6 +9,8 @@
 //! [`SpscQueue`]: super::SpscQueue
 
 use super::batch::Batch;
+#[cfg(not(loom))]
+use super::chunk::{ReadChunk, WriteChunk};
 use super::headtail::HeadTail;
 use super::slots::Slots;
 use super::sync::Ordering;
@@ -299,26 +301,17 @@ impl<T, const N: usize> Ring<T, N> {
         n: usize,
         make: impl FnMut(usize) -> T,
     ) -> Result<usize, Error> {
-        if n > N {
-            return Err(Error::TooLarge);
-        }
-        // SAFETY: The caller's guarantee is the one `move_head` requires; `n <= N` fits a
-        // `u32` because `N` does (`Ring::CAP`).
-        let (head, k) = unsafe {
-            self.prod
-                .move_head::<false, FIXED>(&self.cons.tail, Self::CAP, Self::CAP, n as u32)
-        };
+        // SAFETY: Forwarded from the caller.
+        let (head, k) = unsafe { self.reserve_single_prod::<FIXED>(n) }?;
         if k == 0 {
-            return none_moved::<FIXED>(n, Error::Full);
+            return Ok(0);
         }
         let mut commit = SingleCommit::new(&self.prod, head);
-        // SAFETY: `move_head` reserved the `k <= n <= N` empty slots from `head` to us, and A1
-        // (or C0) ordered the consumer's reads of their last items before these writes.
-        unsafe {
-            self.slots
-                .fill_with(head, k as usize, &mut commit.done, make)
-        };
-        Ok(k as usize)
+        // SAFETY: `reserve_single_prod` reserved the `k <= n <= N` empty slots from `head` to
+        // us, and A1 (or C0) ordered the consumer's reads of their last items before these
+        // writes.
+        unsafe { self.slots.fill_with(head, k, &mut commit.done, make) };
+        Ok(k)
     }
 
     /// Moves up to `n` of the oldest items out of the queue, passing each to `take` in order:
@@ -337,25 +330,123 @@ impl<T, const N: usize> Ring<T, N> {
         n: usize,
         take: impl FnMut(T),
     ) -> Result<usize, Error> {
+        // SAFETY: Forwarded from the caller.
+        let (head, k) = unsafe { self.reserve_single_cons::<FIXED>(n) }?;
+        if k == 0 {
+            return Ok(0);
+        }
+        let mut commit = SingleCommit::new(&self.cons, head);
+        // SAFETY: `reserve_single_cons` reserved the `k <= n <= N` full slots from `head` to
+        // us, and A1 (or C0) made the producer's writes to them visible.
+        unsafe { self.slots.drain_with(head, k, &mut commit.done, take) };
+        Ok(k)
+    }
+
+    /// Reserves up to `n` empty slots for a single producer, as [`Ring::enqueue_with`] does,
+    /// and lends them as a [`WriteChunk`].
+    ///
+    /// # Safety
+    ///
+    /// As for [`Ring::enqueue_with`], until the chunk is dropped.
+    #[cfg(not(loom))]
+    #[inline(always)]
+    pub(crate) unsafe fn write_chunk<const FIXED: bool>(
+        &self,
+        n: usize,
+    ) -> Result<WriteChunk<'_, T>, Error> {
+        // SAFETY: Forwarded from the caller.
+        let (head, k) = unsafe { self.reserve_single_prod::<FIXED>(n) }?;
+        // SAFETY: `reserve_single_prod` reserved the `k <= N` empty slots from `head` to us
+        // until the commit, and A1 (or C0) ordered the consumer's reads of their last items
+        // before whatever the caller writes.
+        Ok(unsafe {
+            WriteChunk::new(
+                self.slots.run_ptrs(head, k),
+                SingleCommit::new(&self.prod, head),
+            )
+        })
+    }
+
+    /// Reserves up to `n` of the oldest items for a single consumer, as [`Ring::dequeue_with`]
+    /// does, and lends them as a [`ReadChunk`].
+    ///
+    /// # Safety
+    ///
+    /// As for [`Ring::dequeue_with`], until the chunk is dropped.
+    #[cfg(not(loom))]
+    #[inline(always)]
+    pub(crate) unsafe fn read_chunk<const FIXED: bool>(
+        &self,
+        n: usize,
+    ) -> Result<ReadChunk<'_, T>, Error> {
+        // SAFETY: Forwarded from the caller.
+        let (head, k) = unsafe { self.reserve_single_cons::<FIXED>(n) }?;
+        // SAFETY: `reserve_single_cons` reserved the `k <= N` full slots from `head` to us
+        // until the commit, and A1 (or C0) made the producer's writes to them visible.
+        Ok(unsafe {
+            ReadChunk::new(
+                self.slots.run_ptrs(head, k),
+                SingleCommit::new(&self.cons, head),
+            )
+        })
+    }
+
+    /// Reserves up to `n` empty slots for a single producer: `n` or none if `FIXED`, as many
+    /// as are free otherwise. Returns the index of the first and how many (0 for an empty
+    /// request or a burst that found no room): the slots are the caller's to fill, and a
+    /// [`SingleCommit`] on `prod` from that index publishes what it counts as done.
+    ///
+    /// `Err(TooLarge)` if `n` exceeds `N`, `Err(Full)` if `FIXED` and they are not all free.
+    ///
+    /// # Safety
+    ///
+    /// As for [`Ring::enqueue_one`] with `!MULTI`; the caller commits (or drops a
+    /// [`SingleCommit`]) before the side's next operation.
+    #[inline(always)]
+    pub(crate) unsafe fn reserve_single_prod<const FIXED: bool>(
+        &self,
+        n: usize,
+    ) -> Result<(u32, usize), Error> {
         if n > N {
             return Err(Error::TooLarge);
         }
-        // SAFETY: As in `enqueue_with`.
+        // SAFETY: The caller's guarantee is the one `move_head` requires; `n <= N` fits a
+        // `u32` because `N` does (`Ring::CAP`).
+        let (head, k) = unsafe {
+            self.prod
+                .move_head::<false, FIXED>(&self.cons.tail, Self::CAP, Self::CAP, n as u32)
+        };
+        if k == 0 {
+            return none_moved::<FIXED>(n, Error::Full).map(|_| (head, 0));
+        }
+        Ok((head, k as usize))
+    }
+
+    /// Reserves up to `n` of the oldest items for a single consumer, as
+    /// [`Ring::reserve_single_prod`] reserves empty slots: `Err(Empty)` if `FIXED` and fewer
+    /// than `n` are present.
+    ///
+    /// # Safety
+    ///
+    /// As for [`Ring::dequeue_one`] with `!MULTI`; the caller commits (or drops a
+    /// [`SingleCommit`]) before the side's next operation.
+    #[inline(always)]
+    pub(crate) unsafe fn reserve_single_cons<const FIXED: bool>(
+        &self,
+        n: usize,
+    ) -> Result<(u32, usize), Error> {
+        if n > N {
+            return Err(Error::TooLarge);
+        }
+        // SAFETY: As in `reserve_single_prod`.
         let (head, k) = unsafe {
             self.cons
                 .move_head::<false, FIXED>(&self.prod.tail, 0, Self::CAP, n as u32)
         };
         if k == 0 {
-            return none_moved::<FIXED>(n, Error::Empty);
+            return none_moved::<FIXED>(n, Error::Empty).map(|_| (head, 0));
         }
-        let mut commit = SingleCommit::new(&self.cons, head);
-        // SAFETY: `move_head` reserved the `k <= n <= N` full slots from `head` to us, and A1
-        // (or C0) made the producer's writes to them visible.
-        unsafe {
-            self.slots
-                .drain_with(head, k as usize, &mut commit.done, take)
-        };
-        Ok(k as usize)
+        Ok((head, k as usize))
     }
 }
 
@@ -380,15 +471,15 @@ fn none_moved<const FIXED: bool>(n: usize, err: Error) -> Result<usize, Error> {
 /// The side runs the single protocol, this guard's owner reserved `head .. head + k` on it with
 /// `move_head`, `done <= k`, and the entries `head .. head + done` are finished (filled by a
 /// producer, emptied by a consumer).
-struct SingleCommit<'a> {
+pub(crate) struct SingleCommit<'a> {
     side: &'a HeadTail,
     head: u32,
-    done: usize,
+    pub(crate) done: usize,
 }
 
 impl<'a> SingleCommit<'a> {
     #[inline(always)]
-    fn new(side: &'a HeadTail, head: u32) -> Self {
+    pub(crate) fn new(side: &'a HeadTail, head: u32) -> Self {
         // INVARIANT: Nothing is finished yet.
         Self {
             side,

@@ -137,6 +137,17 @@ impl<T, const N: usize> Slots<T, N> {
         (start, first)
     }
 
+    /// Returns the slots of indices `idx .. idx + n`, for `n <= N`, as the two straight runs
+    /// of [`Slots::runs`]: `(first, first_len, second, second_len)`, pointers into the array.
+    /// The runs do not overlap; the pointers may be written through while `&self` is shared.
+    #[inline(always)]
+    pub(crate) fn run_ptrs(&self, idx: u32, n: usize) -> (*mut T, usize, *mut T, usize) {
+        let (start, first) = Self::runs(idx, n);
+        let base = self.base();
+        // SAFETY: `start` is masked, so `start < N`: inside the array.
+        (unsafe { base.add(start) }, first, base, n - first)
+    }
+
     /// Moves `item` into the slot of index `idx`.
     ///
     /// # Safety
@@ -327,31 +338,43 @@ impl<T, const N: usize> Slots<T, N> {
     ///
     /// `n <= N`, and those slots hold initialised items that nothing else will read or drop.
     pub(crate) unsafe fn drop_range(&mut self, idx: u32, n: usize) {
-        /// Drops a run of items when dropped: during unwinding too.
-        struct DropRun<T>(*mut [T]);
-        impl<T> Drop for DropRun<T> {
-            fn drop(&mut self) {
-                // SAFETY: The run holds initialised items owned by nobody else (see below),
-                // dropped exactly once, here.
-                unsafe { ptr::drop_in_place(self.0) };
-            }
-        }
-
         if !core::mem::needs_drop::<T>() {
             return;
         }
-        let (start, first) = Self::runs(idx, n);
-        let base = self.base();
-        // The runs of `Slots::runs` are in bounds and disjoint, and hold initialised items
-        // owned by nobody else (caller); each guard drops its run exactly once, the wrapped
-        // one even if a drop in the first panics. The slots count as empty afterwards.
-        let _wrapped = DropRun(ptr::slice_from_raw_parts_mut(base, n - first));
-        drop(DropRun(ptr::slice_from_raw_parts_mut(
-            // SAFETY: `start < N`: in bounds.
-            unsafe { base.add(start) },
-            first,
-        )));
+        let (first, first_len, second, second_len) = self.run_ptrs(idx, n);
+        // SAFETY: The runs of `Slots::run_ptrs` are in bounds and disjoint, and hold
+        // initialised items owned by nobody else (caller). The slots count as empty afterwards.
+        unsafe {
+            drop_runs(
+                ptr::slice_from_raw_parts_mut(first, first_len),
+                ptr::slice_from_raw_parts_mut(second, second_len),
+            )
+        };
     }
+}
+
+/// Drops the items of `first`, then those of `second`, also if a drop in `first` panics (as
+/// `drop_in_place` does for the rest of a slice): a ring's two runs of items.
+///
+/// # Safety
+///
+/// Both runs are valid, disjoint, and hold initialised items that nothing uses afterwards.
+#[cfg(not(loom))]
+#[inline]
+pub(crate) unsafe fn drop_runs<T>(first: *mut [T], second: *mut [T]) {
+    /// Drops a run of items when dropped: during unwinding too.
+    struct DropRun<T>(*mut [T]);
+    impl<T> Drop for DropRun<T> {
+        fn drop(&mut self) {
+            // SAFETY: The run holds initialised items owned by nobody else (`drop_runs`'
+            // contract), dropped exactly once, here.
+            unsafe { ptr::drop_in_place(self.0) };
+        }
+    }
+
+    // Each guard drops its run exactly once, the second even if a drop in the first panics.
+    let _second = DropRun(second);
+    drop(DropRun(first));
 }
 
 /// The storage of a ring of `N` slots, one loom cell per slot.

@@ -9,6 +9,8 @@ use core::marker::PhantomData;
 use core::mem::MaybeUninit;
 
 use super::batch::Batch;
+#[cfg(not(loom))]
+use super::chunk::{ReadChunk, WriteChunk};
 use super::ring::Ring;
 use super::Error;
 
@@ -480,6 +482,54 @@ impl<T, const N: usize> Producer<'_, T, N> {
         // SAFETY: As in `enqueue`.
         unsafe { self.queue.enqueue_burst_with(n, make) }
     }
+
+    /// Reserves `n` empty slots, or none, and lends them as a [`WriteChunk`] of up to two
+    /// slices, to be filled in place and committed.
+    ///
+    /// The caller's own loops run on the slots, which the compiler can vectorise; nothing
+    /// reaches the consumer before [`WriteChunk::commit`] or [`WriteChunk::fill_from_iter`].
+    /// `Err(Full)` if fewer than `n` slots are free, `Err(TooLarge)` if `n` exceeds `N`.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use kernel::alf_queue::{Error, SpscQueue};
+    ///
+    /// let mut q = SpscQueue::<u32, 4>::new();
+    /// let (mut tx, mut rx) = q.split();
+    /// assert_eq!(tx.write_chunk(3).map(|w| w.fill_from_iter(0..)), Ok(3));
+    /// assert_eq!(tx.write_chunk(2).err(), Some(Error::Full));
+    /// let mut w = tx.write_chunk_burst(4).unwrap(); // Room for 1 only.
+    /// let (first, second) = w.as_mut_slices();
+    /// assert_eq!(first.len() + second.len(), 1);
+    /// first[0].write(30);
+    /// // SAFETY: The chunk's one slot was written just above.
+    /// unsafe { w.commit(1) };
+    ///
+    /// let r = rx.read_chunk(3).unwrap();
+    /// let (first, second) = r.as_slices();
+    /// assert_eq!(first.iter().sum::<u32>() + second.iter().sum::<u32>(), 3); // 0 + 1 + 2
+    /// drop(r); // The three leave the queue.
+    /// assert_eq!(rx.read_chunk(2).err(), Some(Error::Empty));
+    /// let r = rx.read_chunk_burst(4).unwrap();
+    /// assert_eq!(r.as_slices(), (&[30][..], &[][..]));
+    /// ```
+    #[cfg(not(loom))]
+    #[inline]
+    pub fn write_chunk(&mut self, n: usize) -> Result<WriteChunk<'_, T>, Error> {
+        // SAFETY: As in `enqueue`; the chunk borrows `self` until it commits.
+        unsafe { self.queue.ring.write_chunk::<true>(n) }
+    }
+
+    /// Reserves up to `n` empty slots, as many as are free, and lends them as a
+    /// [`WriteChunk`] (empty if the queue is full). `Err(TooLarge)` if `n` exceeds `N`.
+    /// [`Producer::write_chunk`] has an example.
+    #[cfg(not(loom))]
+    #[inline]
+    pub fn write_chunk_burst(&mut self, n: usize) -> Result<WriteChunk<'_, T>, Error> {
+        // SAFETY: As in `write_chunk`.
+        unsafe { self.queue.ring.write_chunk::<false>(n) }
+    }
 }
 
 impl<T, const N: usize> fmt::Debug for Producer<'_, T, N> {
@@ -576,6 +626,27 @@ impl<T, const N: usize> Consumer<'_, T, N> {
     pub fn dequeue_burst_with(&mut self, n: usize, take: impl FnMut(T)) -> Result<usize, Error> {
         // SAFETY: As in `dequeue`.
         unsafe { self.queue.dequeue_burst_with(n, take) }
+    }
+
+    /// Reserves exactly `n` of the oldest items, or none, and lends them as a [`ReadChunk`] of
+    /// up to two slices; they leave the queue (dropped in place) when the chunk is dropped.
+    ///
+    /// `Err(Empty)` if fewer than `n` items are present, `Err(TooLarge)` if `n` exceeds `N`.
+    /// [`Producer::write_chunk`] has an example.
+    #[cfg(not(loom))]
+    #[inline]
+    pub fn read_chunk(&mut self, n: usize) -> Result<ReadChunk<'_, T>, Error> {
+        // SAFETY: As in `dequeue`; the chunk borrows `self` until it commits.
+        unsafe { self.queue.ring.read_chunk::<true>(n) }
+    }
+
+    /// Reserves up to `n` of the oldest items, as many as are present, and lends them as a
+    /// [`ReadChunk`] (empty if the queue is). `Err(TooLarge)` if `n` exceeds `N`.
+    #[cfg(not(loom))]
+    #[inline]
+    pub fn read_chunk_burst(&mut self, n: usize) -> Result<ReadChunk<'_, T>, Error> {
+        // SAFETY: As in `read_chunk`.
+        unsafe { self.queue.ring.read_chunk::<false>(n) }
     }
 }
 

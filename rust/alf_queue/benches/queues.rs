@@ -12,10 +12,13 @@
 //!
 //! Queues: ours (`alf_mpmc`, `alf_spsc`: batches filled with `Batch::fill_from` and moved with
 //! the bulk/burst API; `alf_spsc_with`: the SPSC handles' in-place `enqueue_bulk_with` and
-//! `dequeue_*_with`, no batch; `_single`: one element per call), crossbeam-queue
+//! `dequeue_*_with`, no batch; `alf_spsc_chunks`: the handles' `write_chunk` filled with
+//! `WriteChunk::fill_with` and `read_chunk*` read as slices, as rtrb is driven; `_single`: one
+//! element per call), crossbeam-queue
 //! `ArrayQueue` and concurrent-queue `ConcurrentQueue::bounded` (one element per call, there
-//! is no bulk API), rtrb (chunks, written with `write_chunk_uninit` and `fill_from_iter`, its
-//! fastest way in) and ringbuf (slices), both SPSC. All have 1024 slots and carry `usize`
+//! is no bulk API), rtrb (chunks: `write_chunk_uninit`, written through its slices by the
+//! loop of our `fill_with`, its fastest way in; `fill_from_iter`, which checks the iterator at
+//! every item, is slower) and ringbuf (slices), both SPSC. All have 1024 slots and carry `usize`
 //! elements (the size of a pointer).
 //!
 //! Across threads, every worker thread is pinned to a CPU of its own (from the CPUs this
@@ -126,6 +129,18 @@ fn single_thread(c: &mut Criterion) {
                 })
             })
         });
+        g.bench_with_input(BenchmarkId::new("alf_spsc_chunks", k), &k, |bch, &k| {
+            let mut q = SpscQueue::<usize, CAP>::new();
+            let (mut tx, mut rx) = q.split();
+            bch.iter_custom(|iters| {
+                per_element(iters, k, || {
+                    tx.write_chunk(k).unwrap().fill_with(|i| i);
+                    let r = rx.read_chunk(k).unwrap();
+                    let (a, b) = r.as_slices();
+                    black_box(a.iter().sum::<usize>() + b.iter().sum::<usize>());
+                })
+            })
+        });
         g.bench_with_input(BenchmarkId::new("alf_spsc_single", k), &k, |bch, &k| {
             let mut q = SpscQueue::<usize, CAP>::new();
             let (mut tx, mut rx) = q.split();
@@ -180,8 +195,7 @@ fn single_thread(c: &mut Criterion) {
             let (mut p, mut c) = rtrb::RingBuffer::<usize>::new(CAP);
             bch.iter_custom(|iters| {
                 per_element(iters, k, || {
-                    let w = p.write_chunk_uninit(k).unwrap();
-                    assert_eq!(w.fill_from_iter(0..k), k);
+                    rtrb_fill(p.write_chunk_uninit(k).unwrap());
                     let r = c.read_chunk(k).unwrap();
                     let (a, b) = r.as_slices();
                     black_box(a.iter().chain(b).sum::<usize>());
@@ -206,6 +220,21 @@ fn single_thread(c: &mut Criterion) {
         });
     }
     g.finish();
+}
+
+/// Fills an rtrb chunk with 0, 1, ... through its two slices and commits it: the loop of
+/// alf_queue's `WriteChunk::fill_with`, so that both queues are filled the same way.
+fn rtrb_fill(mut w: rtrb::chunks::WriteChunkUninit<'_, usize>) {
+    let (a, b) = w.as_mut_slices();
+    let skip = a.len();
+    for (i, slot) in a.iter_mut().enumerate() {
+        slot.write(i);
+    }
+    for (i, slot) in b.iter_mut().enumerate() {
+        slot.write(skip + i);
+    }
+    // SAFETY: Every slot of the chunk was written above.
+    unsafe { w.commit_all() };
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -528,6 +557,44 @@ fn one_producer_one_consumer(c: &mut Criterion) {
                 })
             })
         });
+        g.bench_with_input(BenchmarkId::new("alf_spsc_chunks", k), &k, |bch, &k| {
+            bch.iter_custom(|iters| {
+                let mut q = SpscQueue::<usize, CAP>::new();
+                let (mut tx, mut rx) = q.split();
+                cross_thread(iters, 1, |per_producer, total| {
+                    vec![
+                        Box::new(move || {
+                            let mut sent = 0;
+                            let mut spins = 0;
+                            while sent < per_producer {
+                                let n = (k as u64).min(per_producer - sent) as usize;
+                                match tx.write_chunk(n) {
+                                    Ok(w) => {
+                                        w.fill_with(|i| i);
+                                        sent += n as u64;
+                                    }
+                                    Err(_) => backoff(&mut spins),
+                                }
+                            }
+                        }),
+                        Box::new(move || {
+                            let (mut got, mut sum, mut spins) = (0, 0, 0);
+                            while got < total {
+                                let r = rx.read_chunk_burst(k).unwrap();
+                                if r.is_empty() {
+                                    backoff(&mut spins);
+                                    continue;
+                                }
+                                let (a, b) = r.as_slices();
+                                sum += a.iter().sum::<usize>() + b.iter().sum::<usize>();
+                                got += r.len() as u64;
+                            }
+                            black_box(sum);
+                        }),
+                    ]
+                })
+            })
+        });
         g.bench_with_input(BenchmarkId::new("alf_mpmc", k), &k, |bch, &k| {
             bch.iter_custom(|iters| {
                 let q = MpmcQueue::<usize, CAP>::new();
@@ -587,7 +654,7 @@ fn one_producer_one_consumer(c: &mut Criterion) {
                                 let n = (k as u64).min(per_producer - sent) as usize;
                                 match p.write_chunk_uninit(n) {
                                     Ok(w) => {
-                                        w.fill_from_iter(0..n);
+                                        rtrb_fill(w);
                                         sent += n as u64;
                                     }
                                     Err(_) => backoff(&mut spins),

@@ -103,7 +103,8 @@ def row(label, sizes, cell):
 # Our variants in their best mode, as the peers are in theirs: the fastest of these medians
 # counts, and its letter is printed with the ratio.
 OURS = {
-    "spsc": {"alf_spsc": "b", "alf_spsc_with": "w", "alf_spsc_single": "s"},
+    "spsc": {"alf_spsc": "b", "alf_spsc_with": "w", "alf_spsc_chunks": "c",
+             "alf_spsc_single": "s"},
     "mpmc": {"alf_mpmc": "b", "alf_mpmc_single": "s"},
 }
 SPSC_PEERS = ("rtrb_chunks", "ringbuf_slices")
@@ -162,7 +163,8 @@ def targets(tables):
     if not lines:
         return
     print("\ntargets: ratios of medians per k; b = our bulk/burst through a Batch, w = in place "
-          "(`*_with`), s = one element per call, whichever of ours was fastest")
+          "(`*_with`), c = chunks (`write_chunk`, `read_chunk`), s = one element per call, "
+          "whichever of ours was fastest")
     print(head("target", sizes))
     for line in lines:
         print(line)

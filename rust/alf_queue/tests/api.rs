@@ -946,3 +946,184 @@ fn send_sync() {
     <Producer<'static, Box<u8>, 4> as AmbiguousIfSync<_>>::check();
     <Consumer<'static, Box<u8>, 4> as AmbiguousIfSync<_>>::check();
 }
+
+/// The chunk forms of the SPSC handles against a `VecDeque`, across the `u32` wrap of the
+/// indices and the end of the slot array: reservations of every size, full and partial
+/// commits, `fill_from_iter` with short and long iterators, bulk and burst.
+fn model_chunks<const N: usize>(start: u32, seed: u64, ops: usize) {
+    let mut rng = fastrand::Rng::with_seed(seed);
+    let mut q = SpscQueue::<u32, N>::with_start_index(start);
+    let (mut tx, mut rx) = q.split();
+    let mut model = VecDeque::new();
+    let mut next = 0u32;
+    for _ in 0..ops {
+        let k = rng.usize(0..=N + 2);
+        let burst = rng.bool();
+        if rng.bool() {
+            let free = N - model.len();
+            let r = if burst {
+                tx.write_chunk_burst(k)
+            } else {
+                tx.write_chunk(k)
+            };
+            let reserved = if k > N {
+                assert_eq!(r.err(), Some(Error::TooLarge));
+                continue;
+            } else if burst {
+                k.min(free)
+            } else if k <= free {
+                k
+            } else {
+                assert_eq!(r.err(), Some(Error::Full));
+                continue;
+            };
+            let mut w = r.unwrap();
+            assert_eq!(w.len(), reserved);
+            let how = rng.u8(0..3);
+            let committed = if how == 0 {
+                let mut calls = Vec::new();
+                w.fill_with(|i| {
+                    calls.push(i);
+                    next + i as u32
+                });
+                assert_eq!(calls, (0..reserved).collect::<Vec<_>>(), "make(i) calls");
+                reserved
+            } else if how == 1 {
+                // Some of the slots, or all, or none, written through the slices.
+                let c = rng.usize(0..=reserved);
+                let (first, second) = w.as_mut_slices();
+                assert_eq!(first.len() + second.len(), reserved);
+                for (i, slot) in first
+                    .iter_mut()
+                    .chain(second.iter_mut())
+                    .take(c)
+                    .enumerate()
+                {
+                    slot.write(next + i as u32);
+                }
+                // SAFETY: The first `c` slots were written just above.
+                unsafe { w.commit(c) };
+                c
+            } else {
+                // An iterator that may run out before the chunk does.
+                let supply = rng.usize(0..=N);
+                let c = w.fill_from_iter(next..next + supply as u32);
+                assert_eq!(c, supply.min(reserved));
+                c
+            };
+            model.extend(next..next + committed as u32);
+            next += committed as u32;
+        } else {
+            let r = if burst {
+                rx.read_chunk_burst(k)
+            } else {
+                rx.read_chunk(k)
+            };
+            let got = if k > N {
+                assert_eq!(r.err(), Some(Error::TooLarge));
+                0
+            } else if burst || k <= model.len() {
+                let r = r.unwrap();
+                let (first, second) = r.as_slices();
+                let items: Vec<u32> = first.iter().chain(second).copied().collect();
+                let expect: Vec<u32> = model.iter().take(k).copied().collect();
+                assert_eq!(items, expect);
+                assert_eq!(r.len(), expect.len());
+                items.len()
+            } else {
+                assert_eq!(r.err(), Some(Error::Empty));
+                0
+            };
+            model.drain(..got);
+        }
+        assert_eq!(rx.len(), model.len());
+        assert_eq!(rx.dequeue_burst_with(0, |_| ()), Ok(0));
+    }
+}
+
+#[test]
+fn model_spsc_chunks_wrap() {
+    for (i, start) in [0, u32::MAX, u32::MAX - 17, u32::MAX - 1000, 1 << 31]
+        .into_iter()
+        .enumerate()
+    {
+        model_chunks::<32>(start, 600 + i as u64, MODEL_OPS);
+        model_chunks::<4>(start, 700 + i as u64, MODEL_OPS / 4);
+    }
+}
+
+/// A panic in `fill_with` or `fill_from_iter` publishes nothing of the chunk; the queue goes
+/// on as before.
+#[test]
+fn chunk_fill_panics_publish_nothing() {
+    let mut q = SpscQueue::<u32, 8>::with_start_index(6);
+    let (mut tx, mut rx) = q.split();
+    assert_eq!(tx.write_chunk(2).unwrap().fill_from_iter([1, 2]), 2);
+    let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        tx.write_chunk(4).unwrap().fill_with(|i| {
+            assert!(i != 2, "make panics");
+            10 + i as u32
+        })
+    }));
+    assert!(r.is_err());
+    let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        let items = (0..4).map(|i| {
+            assert!(i != 3, "next panics");
+            20 + i
+        });
+        tx.write_chunk(4).unwrap().fill_from_iter(items)
+    }));
+    assert!(r.is_err());
+    assert_eq!(rx.len(), 2);
+    tx.write_chunk(6).unwrap().fill_with(|i| 30 + i as u32);
+    let chunk = rx.read_chunk(8).unwrap();
+    let (first, second) = chunk.as_slices();
+    assert_eq!(
+        first.iter().chain(second).copied().collect::<Vec<_>>(),
+        [1, 2, 30, 31, 32, 33, 34, 35]
+    );
+}
+
+/// A read chunk drops its items once each when it is dropped, in both runs of a wrapping
+/// reservation, also when one of them panics in its `drop`; the slots go back to the producer
+/// either way, and a write chunk dropped without a commit publishes nothing.
+#[test]
+fn chunks_drop_items_once() {
+    for panicking in [None, Some(0), Some(2), Some(4)] {
+        let books = Books::default();
+        {
+            // Five items from index 6 of an 8-slot ring: slots 6, 7, then 0, 1, 2.
+            let mut q = SpscQueue::<Result<Tracked, PanicsOnDrop>, 8>::with_start_index(6);
+            let (mut tx, mut rx) = q.split();
+            drop(tx.write_chunk(3).unwrap());
+            assert!(rx.is_empty());
+            let w = tx.write_chunk(5).unwrap();
+            let made = w.fill_from_iter((0..5).map(|i| {
+                if Some(i) == panicking {
+                    Err(PanicsOnDrop(books.make()))
+                } else {
+                    Ok(books.make())
+                }
+            }));
+            assert_eq!(made, 5);
+            let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                let chunk = rx.read_chunk(5).unwrap();
+                let (first, second) = chunk.as_slices();
+                assert_eq!((first.len(), second.len()), (2, 3));
+            }));
+            assert_eq!(r.is_err(), panicking.is_some());
+            assert_eq!(books.live(), 0);
+            assert!(rx.is_empty());
+            // Both sides go on: the eight slots are free again.
+            assert_eq!(
+                tx.write_chunk(8)
+                    .unwrap()
+                    .fill_from_iter((0..8).map(|_| Ok(books.make()))),
+                8
+            );
+            assert_eq!(rx.read_chunk(3).unwrap().len(), 3);
+            // Five left for the queue's own drop.
+        }
+        books.check_all_dropped();
+    }
+}
