@@ -25,8 +25,8 @@ use super::slots::drop_runs;
 /// Empty slots reserved by an [`SpscQueue`]'s producer, to be filled through slices and then
 /// committed: [`Producer::write_chunk`] and [`Producer::write_chunk_burst`] make one.
 ///
-/// Nothing reaches the queue until [`WriteChunk::commit`] or [`WriteChunk::fill_from_iter`];
-/// a chunk dropped without either leaves the queue as it was. Slots written and not committed
+/// Nothing reaches the queue until [`WriteChunk::commit`], [`WriteChunk::fill_with`] or
+/// [`WriteChunk::fill_from_iter`]; a chunk dropped without them leaves the queue as it was. Slots written and not committed
 /// are not dropped: their items leak (safely).
 ///
 /// # Invariants
@@ -48,6 +48,8 @@ pub struct WriteChunk<'a, T> {
 }
 
 impl<'a, T> WriteChunk<'a, T> {
+    /// Lends the runs of slots of a producer reservation, which `commit` will publish.
+    ///
     /// # Safety
     ///
     /// The runs are as the type invariant says, for `commit`'s reservation.
@@ -103,6 +105,7 @@ impl<'a, T> WriteChunk<'a, T> {
     /// hold initialised items, which the queue owns from now on.
     #[inline]
     pub unsafe fn commit(mut self, k: usize) {
+        debug_assert!(k <= self.len());
         // INVARIANT: The caller guarantees that the first `k` of the reserved slots are
         // filled; dropping `self` drops `commit`, which publishes them.
         self.commit.done = k;
@@ -132,9 +135,7 @@ impl<'a, T> WriteChunk<'a, T> {
         unsafe { self.commit(k) };
         k
     }
-}
 
-impl<'a, T> WriteChunk<'a, T> {
     /// Fills every slot of the chunk with `make(i)`, `i` counting from 0 in order, and
     /// publishes them all.
     ///
@@ -193,6 +194,8 @@ pub struct ReadChunk<'a, T> {
 }
 
 impl<'a, T> ReadChunk<'a, T> {
+    /// Lends the runs of items of a consumer reservation, which `commit` will give back.
+    ///
     /// # Safety
     ///
     /// The runs are as the type invariant says, for `commit`'s reservation.
