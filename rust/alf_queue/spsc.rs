@@ -487,7 +487,8 @@ impl<T, const N: usize> Producer<'_, T, N> {
     /// slices, to be filled in place and committed.
     ///
     /// The caller's own loops run on the slots, which the compiler can vectorise; nothing
-    /// reaches the consumer before [`WriteChunk::commit`] or [`WriteChunk::fill_from_iter`].
+    /// reaches the consumer before [`WriteChunk::commit`], [`WriteChunk::fill_with`] or
+    /// [`WriteChunk::fill_from_iter`].
     /// `Err(Full)` if fewer than `n` slots are free, `Err(TooLarge)` if `n` exceeds `N`.
     ///
     /// # Examples
