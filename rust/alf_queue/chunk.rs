@@ -15,12 +15,12 @@
 //!
 //! [`SpscQueue`]: super::SpscQueue
 
+use core::fmt;
 use core::marker::PhantomData;
 use core::mem::MaybeUninit;
-use core::{fmt, ptr, slice};
 
 use super::ring::SingleCommit;
-use super::slots::drop_runs;
+use super::slots::Runs;
 
 /// Empty slots reserved by an [`SpscQueue`]'s producer, to be filled through slices and then
 /// committed: [`Producer::write_chunk`] and [`Producer::write_chunk_burst`] make one.
@@ -31,18 +31,15 @@ use super::slots::drop_runs;
 ///
 /// # Invariants
 ///
-/// `first .. first + first_len` and `second .. second + second_len` are the two runs of the
-/// `len()` empty slots that `commit`'s owner reserved on the producer side, from its `head`;
-/// nothing else touches them until `commit` is dropped, and `commit.done` is 0.
+/// `runs` are the `len()` empty slots that `commit`'s owner reserved on the producer side,
+/// from its `head`; nothing else touches them until `commit` is dropped, and `commit.done` is
+/// 0.
 ///
 /// [`SpscQueue`]: super::SpscQueue
 /// [`Producer::write_chunk`]: super::Producer::write_chunk
 /// [`Producer::write_chunk_burst`]: super::Producer::write_chunk_burst
 pub struct WriteChunk<'a, T> {
-    first: *mut T,
-    first_len: usize,
-    second: *mut T,
-    second_len: usize,
+    runs: Runs<T>,
     commit: SingleCommit<'a>,
     _slots: PhantomData<&'a mut [MaybeUninit<T>]>,
 }
@@ -54,16 +51,10 @@ impl<'a, T> WriteChunk<'a, T> {
     ///
     /// The runs are as the type invariant says, for `commit`'s reservation.
     #[inline(always)]
-    pub(crate) unsafe fn new(
-        runs: (*mut T, usize, *mut T, usize),
-        commit: SingleCommit<'a>,
-    ) -> Self {
+    pub(crate) unsafe fn new(runs: Runs<T>, commit: SingleCommit<'a>) -> Self {
         // INVARIANT: Guaranteed by the caller; `SingleCommit::new` starts at 0 done.
         Self {
-            first: runs.0,
-            first_len: runs.1,
-            second: runs.2,
-            second_len: runs.3,
+            runs,
             commit,
             _slots: PhantomData,
         }
@@ -72,7 +63,7 @@ impl<'a, T> WriteChunk<'a, T> {
     /// Returns the number of slots reserved.
     #[inline]
     pub fn len(&self) -> usize {
-        self.first_len + self.second_len
+        self.runs.len()
     }
 
     /// Returns `true` if no slot is reserved (a burst that found the queue full).
@@ -86,12 +77,13 @@ impl<'a, T> WriteChunk<'a, T> {
     /// two taken in order.
     #[inline]
     pub fn as_mut_slices(&mut self) -> (&mut [MaybeUninit<T>], &mut [MaybeUninit<T>]) {
+        let (first, second) = self.runs.slices();
         // SAFETY: Two disjoint runs of slots reserved to us alone (type invariant), for as long
         // as `self` is borrowed; `MaybeUninit<T>` has the layout of `T` and accepts any content.
         unsafe {
             (
-                slice::from_raw_parts_mut(self.first.cast(), self.first_len),
-                slice::from_raw_parts_mut(self.second.cast(), self.second_len),
+                &mut *(first as *mut [MaybeUninit<T>]),
+                &mut *(second as *mut [MaybeUninit<T>]),
             )
         }
     }
@@ -175,19 +167,15 @@ impl<T> fmt::Debug for WriteChunk<'_, T> {
 ///
 /// # Invariants
 ///
-/// `first .. first + first_len` and `second .. second + second_len` are the two runs of the
-/// `len()` full slots that `_commit`'s owner reserved on the consumer side, from its `head`,
-/// each holding an item that nothing else reads, drops or overwrites until `_commit` is
-/// dropped; `_commit.done` is `len()`.
+/// `runs` are the `len()` full slots that `_commit`'s owner reserved on the consumer side,
+/// from its `head`, each holding an item that nothing else reads, drops or overwrites until
+/// `_commit` is dropped; `_commit.done` is `len()`.
 ///
 /// [`SpscQueue`]: super::SpscQueue
 /// [`Consumer::read_chunk`]: super::Consumer::read_chunk
 /// [`Consumer::read_chunk_burst`]: super::Consumer::read_chunk_burst
 pub struct ReadChunk<'a, T> {
-    first: *mut T,
-    first_len: usize,
-    second: *mut T,
-    second_len: usize,
+    runs: Runs<T>,
     /// Gives the slots back when the chunk is dropped (after its `drop` has run).
     _commit: SingleCommit<'a>,
     _items: PhantomData<&'a mut [T]>,
@@ -200,18 +188,12 @@ impl<'a, T> ReadChunk<'a, T> {
     ///
     /// The runs are as the type invariant says, for `commit`'s reservation.
     #[inline(always)]
-    pub(crate) unsafe fn new(
-        runs: (*mut T, usize, *mut T, usize),
-        mut commit: SingleCommit<'a>,
-    ) -> Self {
+    pub(crate) unsafe fn new(runs: Runs<T>, mut commit: SingleCommit<'a>) -> Self {
         // INVARIANT: Guaranteed by the caller; every reserved item leaves the queue when the
         // chunk is dropped, so the commit counts them all.
-        commit.done = runs.1 + runs.3;
+        commit.done = runs.len();
         Self {
-            first: runs.0,
-            first_len: runs.1,
-            second: runs.2,
-            second_len: runs.3,
+            runs,
             _commit: commit,
             _items: PhantomData,
         }
@@ -220,7 +202,7 @@ impl<'a, T> ReadChunk<'a, T> {
     /// Returns the number of items in the chunk.
     #[inline]
     pub fn len(&self) -> usize {
-        self.first_len + self.second_len
+        self.runs.len()
     }
 
     /// Returns `true` if the chunk holds no item (a burst that found the queue empty).
@@ -233,25 +215,17 @@ impl<'a, T> ReadChunk<'a, T> {
     /// from its start (empty unless the reservation wraps).
     #[inline]
     pub fn as_slices(&self) -> (&[T], &[T]) {
+        let (first, second) = self.runs.slices();
         // SAFETY: Two disjoint runs of initialised items reserved to us (type invariant).
-        unsafe {
-            (
-                slice::from_raw_parts(self.first, self.first_len),
-                slice::from_raw_parts(self.second, self.second_len),
-            )
-        }
+        unsafe { (&*first, &*second) }
     }
 
     /// Returns the items as [`ReadChunk::as_slices`] does, for changing them in place.
     #[inline]
     pub fn as_mut_slices(&mut self) -> (&mut [T], &mut [T]) {
+        let (first, second) = self.runs.slices();
         // SAFETY: As in `as_slices`, and `&mut self` makes the access unique.
-        unsafe {
-            (
-                slice::from_raw_parts_mut(self.first, self.first_len),
-                slice::from_raw_parts_mut(self.second, self.second_len),
-            )
-        }
+        unsafe { (&mut *first, &mut *second) }
     }
 }
 
@@ -260,11 +234,9 @@ impl<T> Drop for ReadChunk<'_, T> {
     fn drop(&mut self) {
         // `_commit`, a field, is dropped after this body, also if a drop below panics: the
         // slots are given back either way.
-        let first = ptr::slice_from_raw_parts_mut(self.first, self.first_len);
-        let second = ptr::slice_from_raw_parts_mut(self.second, self.second_len);
         // SAFETY: Two disjoint runs of items that are ours (type invariant) and not used after
         // this: the slots are empty once `_commit` publishes them.
-        unsafe { drop_runs(first, second) };
+        unsafe { self.runs.drop_items() };
     }
 }
 

@@ -138,14 +138,19 @@ impl<T, const N: usize> Slots<T, N> {
     }
 
     /// Returns the slots of indices `idx .. idx + n`, for `n <= N`, as the two straight runs
-    /// of [`Slots::runs`]: `(first, first_len, second, second_len)`, pointers into the array.
-    /// The runs do not overlap; the pointers may be written through while `&self` is shared.
+    /// of [`Slots::runs`], pointers into the array. The runs do not overlap; the pointers may
+    /// be written through while `&self` is shared.
     #[inline(always)]
-    pub(crate) fn run_ptrs(&self, idx: u32, n: usize) -> (*mut T, usize, *mut T, usize) {
+    pub(crate) fn run_ptrs(&self, idx: u32, n: usize) -> Runs<T> {
         let (start, first) = Self::runs(idx, n);
         let base = self.base();
-        // SAFETY: `start` is masked, so `start < N`: inside the array.
-        (unsafe { base.add(start) }, first, base, n - first)
+        Runs {
+            // SAFETY: `start` is masked, so `start < N`: inside the array.
+            first: unsafe { base.add(start) },
+            first_len: first,
+            second: base,
+            second_len: n - first,
+        }
     }
 
     /// Moves `item` into the slot of index `idx`.
@@ -341,40 +346,64 @@ impl<T, const N: usize> Slots<T, N> {
         if !core::mem::needs_drop::<T>() {
             return;
         }
-        let (first, first_len, second, second_len) = self.run_ptrs(idx, n);
         // SAFETY: The runs of `Slots::run_ptrs` are in bounds and disjoint, and hold
         // initialised items owned by nobody else (caller). The slots count as empty afterwards.
-        unsafe {
-            drop_runs(
-                ptr::slice_from_raw_parts_mut(first, first_len),
-                ptr::slice_from_raw_parts_mut(second, second_len),
-            )
-        };
+        unsafe { self.run_ptrs(idx, n).drop_items() };
     }
 }
 
-/// Drops the items of `first`, then those of `second`, also if a drop in `first` panics (as
-/// `drop_in_place` does for the rest of a slice): a ring's two runs of items.
-///
-/// # Safety
-///
-/// Both runs are valid, disjoint, and hold initialised items that nothing uses afterwards.
+/// A stretch of ring slots as the two straight runs of the array it occupies: `first_len`
+/// slots from `first` up to the end of the array, then `second_len` from its start (none
+/// unless the stretch wraps). Pointers only: what the slots hold, and who may touch them, is
+/// for the holder to know.
 #[cfg(not(loom))]
-#[inline]
-pub(crate) unsafe fn drop_runs<T>(first: *mut [T], second: *mut [T]) {
-    /// Drops a run of items when dropped: during unwinding too.
-    struct DropRun<T>(*mut [T]);
-    impl<T> Drop for DropRun<T> {
-        fn drop(&mut self) {
-            // SAFETY: The run holds initialised items owned by nobody else (`drop_runs`'
-            // contract), dropped exactly once, here.
-            unsafe { ptr::drop_in_place(self.0) };
-        }
+pub(crate) struct Runs<T> {
+    pub(crate) first: *mut T,
+    pub(crate) first_len: usize,
+    pub(crate) second: *mut T,
+    pub(crate) second_len: usize,
+}
+
+#[cfg(not(loom))]
+impl<T> Runs<T> {
+    /// Returns the number of slots in both runs.
+    #[inline(always)]
+    pub(crate) fn len(&self) -> usize {
+        self.first_len + self.second_len
     }
 
-    // Each guard drops its run exactly once, the second even if a drop in the first panics.
-    let _second = DropRun(second);
-    drop(DropRun(first));
+    /// Returns the two runs as slice pointers.
+    #[inline(always)]
+    pub(crate) fn slices(&self) -> (*mut [T], *mut [T]) {
+        (
+            ptr::slice_from_raw_parts_mut(self.first, self.first_len),
+            ptr::slice_from_raw_parts_mut(self.second, self.second_len),
+        )
+    }
+
+    /// Drops the items of the first run, then those of the second, also if a drop in the first
+    /// panics (as `drop_in_place` does for the rest of a slice).
+    ///
+    /// # Safety
+    ///
+    /// Both runs are valid and hold initialised items that nothing uses afterwards.
+    #[inline]
+    pub(crate) unsafe fn drop_items(&self) {
+        /// Drops a run of items when dropped: during unwinding too.
+        struct DropRun<T>(*mut [T]);
+        impl<T> Drop for DropRun<T> {
+            fn drop(&mut self) {
+                // SAFETY: The run holds initialised items owned by nobody else
+                // (`drop_items`' contract), dropped exactly once, here.
+                unsafe { ptr::drop_in_place(self.0) };
+            }
+        }
+
+        let (first, second) = self.slices();
+        // Each guard drops its run exactly once, the second even if a drop in the first panics.
+        let _second = DropRun(second);
+        drop(DropRun(first));
+    }
 }
 
 /// The storage of a ring of `N` slots, one loom cell per slot.
