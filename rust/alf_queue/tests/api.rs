@@ -711,12 +711,28 @@ impl<const N: usize> TestQueue for SpscQueue<u32, N> {
 /// Operations per model run: small enough for an unoptimised `cargo test`.
 const MODEL_OPS: usize = if cfg!(miri) { 200 } else { 20_000 };
 
+/// The start indices of the model runs: at 0, across the `u32` wrap at once and after a few
+/// or many cycles of a ring, and half way.
+const MODEL_STARTS: [u32; 5] = [0, u32::MAX, u32::MAX - 17, u32::MAX - 1000, 1 << 31];
+
+/// What a request for `k` entries of a ring of `cap` slots that has `avail` of them (free
+/// slots or items) must give: `TooLarge` above `cap`; a burst as many as there are; a bulk
+/// all `k`, or `short` (`Full` or `Empty`) when fewer are there.
+fn expected(k: usize, cap: usize, avail: usize, burst: bool, short: Error) -> Result<usize, Error> {
+    if k > cap {
+        Err(Error::TooLarge)
+    } else if burst {
+        Ok(k.min(avail))
+    } else if k <= avail {
+        Ok(k)
+    } else {
+        Err(short)
+    }
+}
+
 #[test]
 fn model_mpmc_wraps() {
-    for (i, start) in [0, u32::MAX, u32::MAX - 17, u32::MAX - 1000, 1 << 31]
-        .into_iter()
-        .enumerate()
-    {
+    for (i, start) in MODEL_STARTS.into_iter().enumerate() {
         model_run(
             &MpmcQueue::<u32, 32>::with_start_index(start),
             i as u64,
@@ -732,10 +748,7 @@ fn model_mpmc_wraps() {
 
 #[test]
 fn model_spsc_wraps() {
-    for (i, start) in [0, u32::MAX, u32::MAX - 17, u32::MAX - 1000, 1 << 31]
-        .into_iter()
-        .enumerate()
-    {
+    for (i, start) in MODEL_STARTS.into_iter().enumerate() {
         model_run(
             &SpscQueue::<u32, 32>::with_start_index(start),
             200 + i as u64,
@@ -774,19 +787,9 @@ fn model_in_place<const N: usize>(start: u32, seed: u64, ops: usize) {
                 } else {
                     tx.enqueue_bulk_with(k, make).map(|()| k)
                 };
-                let moved = if k > N {
-                    assert_eq!(r, Err(Error::TooLarge));
-                    0
-                } else if burst {
-                    assert_eq!(r, Ok(k.min(free)));
-                    k.min(free)
-                } else if k <= free {
-                    assert_eq!(r, Ok(k));
-                    k
-                } else {
-                    assert_eq!(r, Err(Error::Full));
-                    0
-                };
+                let want = expected(k, N, free, burst, Error::Full);
+                assert_eq!(r, want);
+                let moved = want.unwrap_or(0);
                 assert_eq!(calls, (0..moved).collect::<Vec<_>>(), "make(i) calls");
                 model.extend(next..next + moved as u32);
                 next += moved as u32;
@@ -799,19 +802,9 @@ fn model_in_place<const N: usize>(start: u32, seed: u64, ops: usize) {
                 } else {
                     rx.dequeue_bulk_with(k, take).map(|()| k)
                 };
-                let moved = if k > N {
-                    assert_eq!(r, Err(Error::TooLarge));
-                    0
-                } else if burst {
-                    assert_eq!(r, Ok(k.min(model.len())));
-                    k.min(model.len())
-                } else if k <= model.len() {
-                    assert_eq!(r, Ok(k));
-                    k
-                } else {
-                    assert_eq!(r, Err(Error::Empty));
-                    0
-                };
+                let want = expected(k, N, model.len(), burst, Error::Empty);
+                assert_eq!(r, want);
+                let moved = want.unwrap_or(0);
                 assert_eq!(got, model.drain(..moved).collect::<Vec<_>>());
             }
         }
@@ -821,10 +814,7 @@ fn model_in_place<const N: usize>(start: u32, seed: u64, ops: usize) {
 
 #[test]
 fn model_spsc_in_place_wraps() {
-    for (i, start) in [0, u32::MAX, u32::MAX - 17, u32::MAX - 1000, 1 << 31]
-        .into_iter()
-        .enumerate()
-    {
+    for (i, start) in MODEL_STARTS.into_iter().enumerate() {
         model_in_place::<32>(start, 400 + i as u64, MODEL_OPS);
         model_in_place::<4>(start, 500 + i as u64, MODEL_OPS / 4);
     }
@@ -966,19 +956,11 @@ fn model_chunks<const N: usize>(start: u32, seed: u64, ops: usize) {
             } else {
                 tx.write_chunk(k)
             };
-            let reserved = if k > N {
-                assert_eq!(r.err(), Some(Error::TooLarge));
-                continue;
-            } else if burst {
-                k.min(free)
-            } else if k <= free {
-                k
-            } else {
-                assert_eq!(r.err(), Some(Error::Full));
+            let want = expected(k, N, free, burst, Error::Full);
+            assert_eq!(r.as_ref().map(|w| w.len()).map_err(|e| *e), want);
+            let (Ok(mut w), Ok(reserved)) = (r, want) else {
                 continue;
             };
-            let mut w = r.unwrap();
-            assert_eq!(w.len(), reserved);
             let how = rng.u8(0..3);
             let committed = if how == 0 {
                 let mut calls = Vec::new();
@@ -1019,22 +1001,15 @@ fn model_chunks<const N: usize>(start: u32, seed: u64, ops: usize) {
             } else {
                 rx.read_chunk(k)
             };
-            let got = if k > N {
-                assert_eq!(r.err(), Some(Error::TooLarge));
-                0
-            } else if burst || k <= model.len() {
-                let r = r.unwrap();
-                let (first, second) = r.as_slices();
+            let want = expected(k, N, model.len(), burst, Error::Empty);
+            assert_eq!(r.as_ref().map(|c| c.len()).map_err(|e| *e), want);
+            if let Ok(chunk) = r {
+                let (first, second) = chunk.as_slices();
                 let items: Vec<u32> = first.iter().chain(second).copied().collect();
                 let expect: Vec<u32> = model.iter().take(k).copied().collect();
                 assert_eq!(items, expect);
-                assert_eq!(r.len(), expect.len());
-                items.len()
-            } else {
-                assert_eq!(r.err(), Some(Error::Empty));
-                0
-            };
-            model.drain(..got);
+            }
+            model.drain(..want.unwrap_or(0));
         }
         assert_eq!(rx.len(), model.len());
         assert_eq!(rx.dequeue_burst_with(0, |_| ()), Ok(0));
@@ -1043,10 +1018,7 @@ fn model_chunks<const N: usize>(start: u32, seed: u64, ops: usize) {
 
 #[test]
 fn model_spsc_chunks_wrap() {
-    for (i, start) in [0, u32::MAX, u32::MAX - 17, u32::MAX - 1000, 1 << 31]
-        .into_iter()
-        .enumerate()
-    {
+    for (i, start) in MODEL_STARTS.into_iter().enumerate() {
         model_chunks::<32>(start, 600 + i as u64, MODEL_OPS);
         model_chunks::<4>(start, 700 + i as u64, MODEL_OPS / 4);
     }
