@@ -66,8 +66,11 @@ use kernel::prelude::*;
 
 #[path = "bench_common.rs"]
 mod bench;
+#[path = "rust_alf_queue_bench_loops.rs"]
+mod loops;
 
 use bench::{module_param_string, module_param_uint};
+use loops::{mpmc_bulk, mpmc_single, spsc_bulk, spsc_single, spsc_with};
 
 bench::sample_module! {
     type: AlfQueueBench,
@@ -213,128 +216,6 @@ struct Setting {
     items: KBox<[Item; MAX_BULK]>,
     /// The elements, for the bulk loops.
     batch: KBox<Batch<Item, MAX_BULK>>,
-}
-
-/// `items.len()` single enqueues then as many single dequeues, `loops` times, through
-/// `enqueue` and `dequeue`; returns the elements moved. Each variant's entry point below is a
-/// function of its own, so that each timed loop is compiled on its own.
-#[inline(always)]
-fn single_rounds(
-    items: &mut [Item],
-    loops: usize,
-    mut enqueue: impl FnMut(Item) -> Result<(), Item>,
-    mut dequeue: impl FnMut() -> Option<Item>,
-) -> usize {
-    let mut moved = 0;
-    for _ in 0..loops {
-        for item in items.iter() {
-            if enqueue(*item).is_err() {
-                return moved;
-            }
-        }
-        for item in items.iter_mut() {
-            match dequeue() {
-                Some(x) => *item = x,
-                None => return moved,
-            }
-        }
-        moved += items.len();
-    }
-    moved
-}
-
-/// One bulk enqueue of the batch then one bulk dequeue of `n` back into it, `loops` times;
-/// returns the elements moved.
-#[inline(always)]
-fn bulk_rounds(
-    b: &mut Batch<Item, MAX_BULK>,
-    n: usize,
-    loops: usize,
-    mut enqueue: impl FnMut(&mut Batch<Item, MAX_BULK>) -> bool,
-    mut dequeue: impl FnMut(&mut Batch<Item, MAX_BULK>, usize) -> bool,
-) -> usize {
-    let mut moved = 0;
-    for _ in 0..loops {
-        if !enqueue(b) || !dequeue(b, n) {
-            return moved;
-        }
-        moved += n;
-    }
-    moved
-}
-
-/// `mpmc_single`: [`single_rounds`] through [`MpmcQueue`].
-#[inline(never)]
-fn mpmc_single(q: &MpmcQueue<Item, RING>, items: &mut [Item], loops: usize) -> usize {
-    single_rounds(items, loops, |x| q.enqueue(x), || q.dequeue())
-}
-
-/// `mpmc_bulk`: [`bulk_rounds`] through [`MpmcQueue`].
-#[inline(never)]
-fn mpmc_bulk(
-    q: &MpmcQueue<Item, RING>,
-    b: &mut Batch<Item, MAX_BULK>,
-    n: usize,
-    loops: usize,
-) -> usize {
-    bulk_rounds(
-        b,
-        n,
-        loops,
-        |b| q.enqueue_bulk(b).is_ok(),
-        |b, n| q.dequeue_bulk(b, n).is_ok(),
-    )
-}
-
-/// `spsc_single`: [`single_rounds`] through the handles of an [`SpscQueue`].
-#[inline(never)]
-fn spsc_single(q: &mut SpscQueue<Item, RING>, items: &mut [Item], loops: usize) -> usize {
-    let (mut tx, mut rx) = q.split();
-    single_rounds(items, loops, |x| tx.enqueue(x), || rx.dequeue())
-}
-
-/// `spsc_bulk`: [`bulk_rounds`] through the handles of an [`SpscQueue`].
-#[inline(never)]
-fn spsc_bulk(
-    q: &mut SpscQueue<Item, RING>,
-    b: &mut Batch<Item, MAX_BULK>,
-    n: usize,
-    loops: usize,
-) -> usize {
-    let (mut tx, mut rx) = q.split();
-    bulk_rounds(
-        b,
-        n,
-        loops,
-        |b| tx.enqueue_bulk(b).is_ok(),
-        |b, n| rx.dequeue_bulk(b, n).is_ok(),
-    )
-}
-
-/// `spsc_with`: one in-place bulk enqueue of `items` then one in-place bulk dequeue of as many
-/// back into it, `loops` times, through the handles of an [`SpscQueue`]; returns the elements
-/// moved.
-#[inline(never)]
-fn spsc_with(q: &mut SpscQueue<Item, RING>, items: &mut [Item], loops: usize) -> usize {
-    let (mut tx, mut rx) = q.split();
-    let n = items.len();
-    let mut moved = 0;
-    for _ in 0..loops {
-        if tx.enqueue_bulk_with(n, |i| items[i]).is_err() {
-            return moved;
-        }
-        let mut out = items.iter_mut();
-        let back = rx.dequeue_bulk_with(n, |x| {
-            if let Some(slot) = out.next() {
-                *slot = x;
-            }
-        });
-        if back.is_err() {
-            return moved;
-        }
-        moved += n;
-    }
-    moved
 }
 
 impl Setting {

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! The one-thread loops of `samples/rust/rust_alf_queue_bench.rs` in userspace, against the C
+//! The one-thread loops of `samples/rust/rust_alf_queue_bench.rs` (their file,
+//! `rust_alf_queue_bench_loops.rs`, is mounted here) in userspace, against the C
 //! reference of `samples/rust/rust_alf_queue_bench_ptr_ring.c` (built by `build.rs` with gcc),
 //! for reading the generated code and counting instructions without a kernel build.
 //!
@@ -23,6 +24,12 @@ const RING: usize = 1024;
 const MAX_BULK: usize = 256;
 type Item = *mut c_void;
 
+// The kernel sample's loops, the same source (`spsc_with` has no variant here).
+#[allow(dead_code)]
+#[path = "../../../../samples/rust/rust_alf_queue_bench_loops.rs"]
+mod loops;
+use loops::{mpmc_bulk, mpmc_single, spsc_bulk, spsc_single};
+
 extern "C" {
     fn rust_alf_queue_bench_cq_new(size: u32) -> *mut c_void;
     fn rust_alf_queue_bench_cq_mpmc_run(q: *mut c_void, objs: *mut Item, n: i32, loops: u64)
@@ -41,90 +48,6 @@ extern "C" {
         n: i32,
         loops: u64,
     ) -> u64;
-}
-
-#[inline(always)]
-fn single_rounds(
-    items: &mut [Item],
-    loops: usize,
-    mut enq: impl FnMut(Item) -> Result<(), Item>,
-    mut deq: impl FnMut() -> Option<Item>,
-) -> usize {
-    let mut moved = 0;
-    for _ in 0..loops {
-        for item in items.iter() {
-            if enq(*item).is_err() {
-                return moved;
-            }
-        }
-        for item in items.iter_mut() {
-            match deq() {
-                Some(x) => *item = x,
-                None => return moved,
-            }
-        }
-        moved += items.len();
-    }
-    moved
-}
-
-#[inline(always)]
-fn bulk_rounds(
-    b: &mut Batch<Item, MAX_BULK>,
-    n: usize,
-    loops: usize,
-    mut enq: impl FnMut(&mut Batch<Item, MAX_BULK>) -> bool,
-    mut deq: impl FnMut(&mut Batch<Item, MAX_BULK>, usize) -> bool,
-) -> usize {
-    let mut moved = 0;
-    for _ in 0..loops {
-        if !enq(b) || !deq(b, n) {
-            return moved;
-        }
-        moved += n;
-    }
-    moved
-}
-
-#[inline(never)]
-fn mpmc_single(q: &MpmcQueue<Item, RING>, items: &mut [Item], loops: usize) -> usize {
-    single_rounds(items, loops, |x| q.enqueue(x), || q.dequeue())
-}
-#[inline(never)]
-fn mpmc_bulk(
-    q: &MpmcQueue<Item, RING>,
-    b: &mut Batch<Item, MAX_BULK>,
-    n: usize,
-    loops: usize,
-) -> usize {
-    bulk_rounds(
-        b,
-        n,
-        loops,
-        |b| q.enqueue_bulk(b).is_ok(),
-        |b, n| q.dequeue_bulk(b, n).is_ok(),
-    )
-}
-#[inline(never)]
-fn spsc_single(q: &mut SpscQueue<Item, RING>, items: &mut [Item], loops: usize) -> usize {
-    let (mut tx, mut rx) = q.split();
-    single_rounds(items, loops, |x| tx.enqueue(x), || rx.dequeue())
-}
-#[inline(never)]
-fn spsc_bulk(
-    q: &mut SpscQueue<Item, RING>,
-    b: &mut Batch<Item, MAX_BULK>,
-    n: usize,
-    loops: usize,
-) -> usize {
-    let (mut tx, mut rx) = q.split();
-    bulk_rounds(
-        b,
-        n,
-        loops,
-        |b| tx.enqueue_bulk(b).is_ok(),
-        |b, n| rx.dequeue_bulk(b, n).is_ok(),
-    )
 }
 
 // For reading the generated code.
