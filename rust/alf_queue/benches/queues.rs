@@ -46,7 +46,8 @@ use std::time::{Duration, Instant};
 
 use alf_queue::{Batch, MpmcQueue, SpscQueue};
 use concurrent_queue::ConcurrentQueue;
-use criterion::{criterion_group, BenchmarkId, Criterion};
+use criterion::measurement::WallTime;
+use criterion::{criterion_group, BenchmarkGroup, BenchmarkId, Criterion};
 use crossbeam_queue::ArrayQueue;
 use ringbuf::traits::{Consumer as _, Producer as _, Split as _};
 
@@ -69,6 +70,36 @@ fn per_element(iters: u64, k: usize, mut round: impl FnMut()) -> Duration {
 // ---------------------------------------------------------------------------------------------
 // One thread: enqueue k, dequeue k.
 
+/// One round of the variants through a `Batch`: `b` filled with `0 .. k`, one bulk enqueue of
+/// it, one bulk dequeue of `k` back into it, whose items are summed.
+#[inline(always)]
+fn batch_round<E: std::fmt::Debug>(
+    k: usize,
+    b: &mut Batch<usize, MAX_K>,
+    mut enqueue: impl FnMut(&mut Batch<usize, MAX_K>) -> Result<(), E>,
+    mut dequeue: impl FnMut(&mut Batch<usize, MAX_K>) -> Result<(), E>,
+) {
+    b.fill_from(0..k);
+    enqueue(b).unwrap();
+    dequeue(b).unwrap();
+    black_box(b.as_slice().iter().sum::<usize>());
+    b.clear();
+}
+
+/// One round of the one-element-per-call variants: `push(0)` .. `push(k - 1)`, then `k` times
+/// `pop()`, whose results are summed.
+#[inline(always)]
+fn single_round(k: usize, mut push: impl FnMut(usize), mut pop: impl FnMut() -> usize) {
+    for i in 0..k {
+        push(i);
+    }
+    let mut sum = 0;
+    for _ in 0..k {
+        sum += pop();
+    }
+    black_box(sum);
+}
+
 fn single_thread(c: &mut Criterion) {
     let mut g = c.benchmark_group("st");
     g.sample_size(30)
@@ -80,11 +111,7 @@ fn single_thread(c: &mut Criterion) {
             let mut b = Batch::<usize, MAX_K>::new();
             bch.iter_custom(|iters| {
                 per_element(iters, k, || {
-                    b.fill_from(0..k);
-                    q.enqueue_bulk(&mut b).unwrap();
-                    q.dequeue_bulk(&mut b, k).unwrap();
-                    black_box(b.as_slice().iter().sum::<usize>());
-                    b.clear();
+                    batch_round(k, &mut b, |b| q.enqueue_bulk(b), |b| q.dequeue_bulk(b, k))
                 })
             })
         });
@@ -92,14 +119,7 @@ fn single_thread(c: &mut Criterion) {
             let q = MpmcQueue::<usize, CAP>::new();
             bch.iter_custom(|iters| {
                 per_element(iters, k, || {
-                    for i in 0..k {
-                        q.enqueue(i).unwrap();
-                    }
-                    let mut sum = 0;
-                    for _ in 0..k {
-                        sum += q.dequeue().unwrap();
-                    }
-                    black_box(sum);
+                    single_round(k, |i| q.enqueue(i).unwrap(), || q.dequeue().unwrap())
                 })
             })
         });
@@ -109,11 +129,7 @@ fn single_thread(c: &mut Criterion) {
             let mut b = Batch::<usize, MAX_K>::new();
             bch.iter_custom(|iters| {
                 per_element(iters, k, || {
-                    b.fill_from(0..k);
-                    tx.enqueue_bulk(&mut b).unwrap();
-                    rx.dequeue_bulk(&mut b, k).unwrap();
-                    black_box(b.as_slice().iter().sum::<usize>());
-                    b.clear();
+                    batch_round(k, &mut b, |b| tx.enqueue_bulk(b), |b| rx.dequeue_bulk(b, k))
                 })
             })
         });
@@ -146,14 +162,7 @@ fn single_thread(c: &mut Criterion) {
             let (mut tx, mut rx) = q.split();
             bch.iter_custom(|iters| {
                 per_element(iters, k, || {
-                    for i in 0..k {
-                        tx.enqueue(i).unwrap();
-                    }
-                    let mut sum = 0;
-                    for _ in 0..k {
-                        sum += rx.dequeue().unwrap();
-                    }
-                    black_box(sum);
+                    single_round(k, |i| tx.enqueue(i).unwrap(), || rx.dequeue().unwrap())
                 })
             })
         });
@@ -164,14 +173,7 @@ fn single_thread(c: &mut Criterion) {
                 let q = ArrayQueue::<usize>::new(CAP);
                 bch.iter_custom(|iters| {
                     per_element(iters, k, || {
-                        for i in 0..k {
-                            q.push(i).unwrap();
-                        }
-                        let mut sum = 0;
-                        for _ in 0..k {
-                            sum += q.pop().unwrap();
-                        }
-                        black_box(sum);
+                        single_round(k, |i| q.push(i).unwrap(), || q.pop().unwrap())
                     })
                 })
             },
@@ -180,14 +182,7 @@ fn single_thread(c: &mut Criterion) {
             let q = ConcurrentQueue::<usize>::bounded(CAP);
             bch.iter_custom(|iters| {
                 per_element(iters, k, || {
-                    for i in 0..k {
-                        q.push(i).unwrap();
-                    }
-                    let mut sum = 0;
-                    for _ in 0..k {
-                        sum += q.pop().unwrap();
-                    }
-                    black_box(sum);
+                    single_round(k, |i| q.push(i).unwrap(), || q.pop().unwrap())
                 })
             })
         });
@@ -337,121 +332,165 @@ fn cross_thread<'q>(
     run_jobs(make(per_producer, total)).mul_f64(iters as f64 / total as f64)
 }
 
-/// Jobs for our MPMC queue: bulk producers (all or nothing, `k` at a time) and burst consumers.
-fn alf_mpmc_jobs<'q>(
-    q: &'q MpmcQueue<usize, CAP>,
-    done: &'q AtomicU64,
+/// A producer job: moves `per_producer` elements, offering `k` at a time (fewer for the last).
+/// `send(n)` moves up to `n` and returns how many; the job backs off while it moves none, and
+/// starts its back-off over after every success.
+fn producer<'q>(
+    k: usize,
+    per_producer: u64,
+    mut send: impl FnMut(usize) -> usize + Send + 'q,
+) -> Job<'q> {
+    Box::new(move || {
+        let (mut sent, mut spins) = (0, 0);
+        while sent < per_producer {
+            match send((k as u64).min(per_producer - sent) as usize) {
+                0 => backoff(&mut spins),
+                m => {
+                    spins = 0;
+                    sent += m as u64;
+                }
+            }
+        }
+    })
+}
+
+/// A consumer job: `recv(&mut sum)` moves some elements out, adds them to `sum` and returns how
+/// many; `more(n)` counts them and says whether more are to come. The job backs off while it
+/// gets none, and starts its back-off over after every success.
+fn consumer<'q>(
+    mut recv: impl FnMut(&mut usize) -> usize + Send + 'q,
+    mut more: impl FnMut(usize) -> bool + Send + 'q,
+) -> Job<'q> {
+    Box::new(move || {
+        let (mut sum, mut spins) = (0, 0);
+        loop {
+            let n = recv(&mut sum);
+            if n == 0 {
+                backoff(&mut spins);
+            } else {
+                spins = 0;
+            }
+            if !more(n) {
+                break;
+            }
+        }
+        black_box(sum);
+    })
+}
+
+/// The two jobs of a one-producer one-consumer run, for bulk size `k`: a [`producer`] of
+/// `per_producer` elements through `send` and a [`consumer`] of `total` through `recv`.
+fn pair_jobs<'q>(
+    k: usize,
+    (per_producer, total): (u64, u64),
+    send: impl FnMut(usize) -> usize + Send + 'q,
+    recv: impl FnMut(&mut usize) -> usize + Send + 'q,
+) -> Vec<Job<'q>> {
+    let mut got = 0;
+    vec![
+        producer(k, per_producer, send),
+        consumer(recv, move |n| {
+            got += n as u64;
+            got < total
+        }),
+    ]
+}
+
+/// The jobs of a run of `producers` and `consumers` on one queue: a [`producer`] each, with the
+/// `send` that `sender()` makes, and a [`consumer`] each, with the `recv` that `receiver()`
+/// makes; the consumers count what they take in `done` and stop once it reaches `total`.
+fn multi_jobs<'q, S, R>(
     k: usize,
     (producers, consumers): (u64, u64),
     (per_producer, total): (u64, u64),
-) -> Vec<Job<'q>> {
+    done: &'q AtomicU64,
+    sender: impl Fn() -> S,
+    receiver: impl Fn() -> R,
+) -> Vec<Job<'q>>
+where
+    S: FnMut(usize) -> usize + Send + 'q,
+    R: FnMut(&mut usize) -> usize + Send + 'q,
+{
     let mut jobs: Vec<Job<'q>> = Vec::new();
     for _ in 0..producers {
-        jobs.push(Box::new(move || {
-            let mut b = Batch::<usize, MAX_K>::new();
-            let mut sent = 0;
-            while sent < per_producer {
-                let n = (k as u64).min(per_producer - sent);
-                b.fill_from(0..n as usize);
-                if n == 1 {
-                    let mut item = b.pop().unwrap();
-                    let mut spins = 0;
-                    while let Err(back) = q.enqueue(item) {
-                        item = back;
-                        backoff(&mut spins);
-                    }
-                } else {
-                    let mut spins = 0;
-                    while q.enqueue_bulk(&mut b).is_err() {
-                        backoff(&mut spins);
-                    }
-                }
-                sent += n;
-            }
-        }));
+        jobs.push(producer(k, per_producer, sender()));
     }
     for _ in 0..consumers {
-        jobs.push(Box::new(move || {
-            let mut b = Batch::<usize, MAX_K>::new();
-            let mut spins = 0;
-            let mut sum = 0;
-            while done.load(Ordering::Relaxed) < total {
-                let n = if k == 1 {
-                    match q.dequeue() {
-                        Some(x) => {
-                            sum += x;
-                            1
-                        }
-                        None => 0,
-                    }
-                } else {
-                    let n = q.dequeue_burst(&mut b, k).unwrap();
-                    sum += b.as_slice().iter().sum::<usize>();
-                    b.clear();
-                    n
-                };
-                if n == 0 {
-                    backoff(&mut spins);
-                } else {
-                    spins = 0;
-                    done.fetch_add(n as u64, Ordering::Relaxed);
-                }
+        jobs.push(consumer(receiver(), move |n| {
+            if n > 0 {
+                done.fetch_add(n as u64, Ordering::Relaxed);
             }
-            black_box(sum);
+            done.load(Ordering::Relaxed) < total
         }));
     }
     jobs
 }
 
-/// Jobs for a queue with one-element `push`/`pop` (ArrayQueue, ConcurrentQueue).
+/// Jobs for our MPMC queue: bulk producers (all or nothing, `k` at a time; single operations
+/// for `k = 1`) and burst consumers.
+fn alf_mpmc_jobs<'q>(
+    q: &'q MpmcQueue<usize, CAP>,
+    done: &'q AtomicU64,
+    k: usize,
+    pc: (u64, u64),
+    counts: (u64, u64),
+) -> Vec<Job<'q>> {
+    let sender = || {
+        let mut out = Batch::<usize, MAX_K>::new();
+        move |n: usize| {
+            if n == 1 {
+                return q.enqueue(0).map_or(0, |()| 1);
+            }
+            // A bulk that did not fit is still in the batch: offered again.
+            if out.is_empty() {
+                out.fill_from(0..n);
+            }
+            q.enqueue_bulk(&mut out).map_or(0, |()| n)
+        }
+    };
+    let receiver = || {
+        let mut back = Batch::<usize, MAX_K>::new();
+        move |sum: &mut usize| {
+            if k == 1 {
+                return q.dequeue().map(|x| *sum += x).is_some() as usize;
+            }
+            let n = q.dequeue_burst(&mut back, k).unwrap();
+            *sum += back.as_slice().iter().sum::<usize>();
+            back.clear();
+            n
+        }
+    };
+    multi_jobs(k, pc, counts, done, sender, receiver)
+}
+
+/// Jobs for a queue with one-element `push`/`pop` (ArrayQueue, ConcurrentQueue): producers
+/// push one element at a time, consumers pop up to `k` per round.
 fn one_by_one_jobs<'q, Q: Sync>(
     q: &'q Q,
     push: fn(&Q, usize) -> Result<(), usize>,
     pop: fn(&Q) -> Option<usize>,
     done: &'q AtomicU64,
     k: usize,
-    (producers, consumers): (u64, u64),
-    (per_producer, total): (u64, u64),
+    pc: (u64, u64),
+    counts: (u64, u64),
 ) -> Vec<Job<'q>> {
-    let mut jobs: Vec<Job<'q>> = Vec::new();
-    for _ in 0..producers {
-        jobs.push(Box::new(move || {
-            for i in 0..per_producer {
-                let mut item = i as usize;
-                let mut spins = 0;
-                while let Err(back) = push(q, item) {
-                    item = back;
-                    backoff(&mut spins);
-                }
-            }
-        }));
-    }
-    for _ in 0..consumers {
-        jobs.push(Box::new(move || {
-            let mut spins = 0;
-            let mut sum = 0;
-            while done.load(Ordering::Relaxed) < total {
-                let mut n = 0;
-                while n < k {
-                    match pop(q) {
-                        Some(x) => {
-                            sum += x;
-                            n += 1;
-                        }
-                        None => break,
+    let sender = || move |_: usize| push(q, 0).map_or(0, |()| 1);
+    let receiver = || {
+        move |sum: &mut usize| {
+            let mut n = 0;
+            while n < k {
+                match pop(q) {
+                    Some(x) => {
+                        *sum += x;
+                        n += 1;
                     }
-                }
-                if n == 0 {
-                    backoff(&mut spins);
-                } else {
-                    spins = 0;
-                    done.fetch_add(n as u64, Ordering::Relaxed);
+                    None => break,
                 }
             }
-            black_box(sum);
-        }));
-    }
-    jobs
+            n
+        }
+    };
+    multi_jobs(1, pc, counts, done, sender, receiver)
 }
 
 fn arrayqueue_push(q: &ArrayQueue<usize>, x: usize) -> Result<(), usize> {
@@ -467,6 +506,61 @@ fn concurrent_pop(q: &ConcurrentQueue<usize>) -> Option<usize> {
     q.pop().ok()
 }
 
+/// The MPMC queues' entries of a cross-thread group for bulk size `k`, with `pc.0` producers
+/// and `pc.1` consumers: ours (bulk producers, burst consumers) and the peers (an element per
+/// call).
+fn mpmc_benches(g: &mut BenchmarkGroup<'_, WallTime>, k: usize, pc: (u64, u64)) {
+    g.bench_with_input(BenchmarkId::new("alf_mpmc", k), &k, |bch, &k| {
+        bch.iter_custom(|iters| {
+            let q = MpmcQueue::<usize, CAP>::new();
+            let done = AtomicU64::new(0);
+            cross_thread(iters, pc.0, |pp, total| {
+                alf_mpmc_jobs(&q, &done, k, pc, (pp, total))
+            })
+        })
+    });
+    one_by_one_bench(
+        g,
+        "crossbeam_arrayqueue",
+        k,
+        pc,
+        || ArrayQueue::new(CAP),
+        arrayqueue_push,
+        arrayqueue_pop,
+    );
+    one_by_one_bench(
+        g,
+        "concurrent_queue",
+        k,
+        pc,
+        || ConcurrentQueue::bounded(CAP),
+        concurrent_push,
+        concurrent_pop,
+    );
+}
+
+/// The entry `name` of a cross-thread group for a queue with one-element `push`/`pop`, made
+/// anew for every sample by `new`.
+fn one_by_one_bench<Q: Sync>(
+    g: &mut BenchmarkGroup<'_, WallTime>,
+    name: &str,
+    k: usize,
+    pc: (u64, u64),
+    new: fn() -> Q,
+    push: fn(&Q, usize) -> Result<(), usize>,
+    pop: fn(&Q) -> Option<usize>,
+) {
+    g.bench_with_input(BenchmarkId::new(name, k), &k, |bch, &k| {
+        bch.iter_custom(|iters| {
+            let q = new();
+            let done = AtomicU64::new(0);
+            cross_thread(iters, pc.0, |pp, total| {
+                one_by_one_jobs(&q, push, pop, &done, k, pc, (pp, total))
+            })
+        })
+    });
+}
+
 fn one_producer_one_consumer(c: &mut Criterion) {
     let mut g = c.benchmark_group(group_name("1p1c", 2));
     g.sample_size(20)
@@ -474,253 +568,130 @@ fn one_producer_one_consumer(c: &mut Criterion) {
         .measurement_time(Duration::from_secs(3));
     const PC: (u64, u64) = (1, 1);
     for k in BULKS {
+        // Ours through a Batch: single operations for k = 1, all-or-nothing bulks in, bursts out.
         g.bench_with_input(BenchmarkId::new("alf_spsc", k), &k, |bch, &k| {
             bch.iter_custom(|iters| {
                 let mut q = SpscQueue::<usize, CAP>::new();
                 let (mut tx, mut rx) = q.split();
-                cross_thread(iters, 1, |per_producer, total| {
-                    vec![
-                        Box::new(move || {
-                            let mut b = Batch::<usize, MAX_K>::new();
-                            let mut sent = 0;
-                            while sent < per_producer {
-                                let n = (k as u64).min(per_producer - sent);
-                                b.fill_from(0..n as usize);
-                                let mut spins = 0;
-                                if n == 1 {
-                                    let mut item = b.pop().unwrap();
-                                    while let Err(back) = tx.enqueue(item) {
-                                        item = back;
-                                        backoff(&mut spins);
-                                    }
-                                } else {
-                                    while tx.enqueue_bulk(&mut b).is_err() {
-                                        backoff(&mut spins);
-                                    }
-                                }
-                                sent += n;
-                            }
-                        }),
-                        Box::new(move || {
-                            let mut b = Batch::<usize, MAX_K>::new();
-                            let (mut got, mut sum, mut spins) = (0, 0, 0);
-                            while got < total {
-                                let n = if k == 1 {
-                                    rx.dequeue().map(|x| sum += x).is_some() as usize
-                                } else {
-                                    let n = rx.dequeue_burst(&mut b, k).unwrap();
-                                    sum += b.as_slice().iter().sum::<usize>();
-                                    b.clear();
-                                    n
-                                };
-                                if n == 0 {
-                                    backoff(&mut spins);
-                                } else {
-                                    spins = 0;
-                                    got += n as u64;
-                                }
-                            }
-                            black_box(sum);
-                        }),
-                    ]
-                })
-            })
-        });
-        g.bench_with_input(BenchmarkId::new("alf_spsc_with", k), &k, |bch, &k| {
-            bch.iter_custom(|iters| {
-                let mut q = SpscQueue::<usize, CAP>::new();
-                let (mut tx, mut rx) = q.split();
-                cross_thread(iters, 1, |per_producer, total| {
-                    vec![
-                        Box::new(move || {
-                            let mut sent = 0;
-                            let mut spins = 0;
-                            while sent < per_producer {
-                                let n = (k as u64).min(per_producer - sent) as usize;
-                                match tx.enqueue_bulk_with(n, |i| i) {
-                                    Ok(()) => sent += n as u64,
-                                    Err(_) => backoff(&mut spins),
-                                }
-                            }
-                        }),
-                        Box::new(move || {
-                            let (mut got, mut sum, mut spins) = (0, 0, 0);
-                            while got < total {
-                                match rx.dequeue_burst_with(k, |x| sum += x).unwrap() {
-                                    0 => backoff(&mut spins),
-                                    n => got += n as u64,
-                                }
-                            }
-                            black_box(sum);
-                        }),
-                    ]
-                })
-            })
-        });
-        g.bench_with_input(BenchmarkId::new("alf_spsc_chunks", k), &k, |bch, &k| {
-            bch.iter_custom(|iters| {
-                let mut q = SpscQueue::<usize, CAP>::new();
-                let (mut tx, mut rx) = q.split();
-                cross_thread(iters, 1, |per_producer, total| {
-                    vec![
-                        Box::new(move || {
-                            let mut sent = 0;
-                            let mut spins = 0;
-                            while sent < per_producer {
-                                let n = (k as u64).min(per_producer - sent) as usize;
-                                match tx.write_chunk(n) {
-                                    Ok(w) => {
-                                        w.fill_with(|i| i);
-                                        sent += n as u64;
-                                    }
-                                    Err(_) => backoff(&mut spins),
-                                }
-                            }
-                        }),
-                        Box::new(move || {
-                            let (mut got, mut sum, mut spins) = (0, 0, 0);
-                            while got < total {
-                                let r = rx.read_chunk_burst(k).unwrap();
-                                if r.is_empty() {
-                                    backoff(&mut spins);
-                                    continue;
-                                }
-                                let (a, b) = r.as_slices();
-                                sum += a.iter().sum::<usize>() + b.iter().sum::<usize>();
-                                got += r.len() as u64;
-                            }
-                            black_box(sum);
-                        }),
-                    ]
-                })
-            })
-        });
-        g.bench_with_input(BenchmarkId::new("alf_mpmc", k), &k, |bch, &k| {
-            bch.iter_custom(|iters| {
-                let q = MpmcQueue::<usize, CAP>::new();
-                let done = AtomicU64::new(0);
+                let (mut out, mut back) =
+                    (Batch::<usize, MAX_K>::new(), Batch::<usize, MAX_K>::new());
                 cross_thread(iters, 1, |pp, total| {
-                    alf_mpmc_jobs(&q, &done, k, PC, (pp, total))
-                })
-            })
-        });
-        g.bench_with_input(
-            BenchmarkId::new("crossbeam_arrayqueue", k),
-            &k,
-            |bch, &k| {
-                bch.iter_custom(|iters| {
-                    let q = ArrayQueue::<usize>::new(CAP);
-                    let done = AtomicU64::new(0);
-                    cross_thread(iters, 1, |pp, total| {
-                        one_by_one_jobs(
-                            &q,
-                            arrayqueue_push,
-                            arrayqueue_pop,
-                            &done,
-                            k,
-                            PC,
-                            (pp, total),
-                        )
-                    })
-                })
-            },
-        );
-        g.bench_with_input(BenchmarkId::new("concurrent_queue", k), &k, |bch, &k| {
-            bch.iter_custom(|iters| {
-                let q = ConcurrentQueue::<usize>::bounded(CAP);
-                let done = AtomicU64::new(0);
-                cross_thread(iters, 1, |pp, total| {
-                    one_by_one_jobs(
-                        &q,
-                        concurrent_push,
-                        concurrent_pop,
-                        &done,
+                    pair_jobs(
                         k,
-                        PC,
                         (pp, total),
+                        move |n| {
+                            if n == 1 {
+                                return tx.enqueue(0).map_or(0, |()| 1);
+                            }
+                            // A bulk that did not fit is still in the batch: offered again.
+                            if out.is_empty() {
+                                out.fill_from(0..n);
+                            }
+                            tx.enqueue_bulk(&mut out).map_or(0, |()| n)
+                        },
+                        move |sum| {
+                            if k == 1 {
+                                return rx.dequeue().map(|x| *sum += x).is_some() as usize;
+                            }
+                            let n = rx.dequeue_burst(&mut back, k).unwrap();
+                            *sum += back.as_slice().iter().sum::<usize>();
+                            back.clear();
+                            n
+                        },
                     )
                 })
             })
         });
-        g.bench_with_input(BenchmarkId::new("rtrb_chunks", k), &k, |bch, &k| {
+        // Ours in place: items made in and consumed from their slots.
+        g.bench_with_input(BenchmarkId::new("alf_spsc_with", k), &k, |bch, &k| {
             bch.iter_custom(|iters| {
-                let (mut p, mut c) = rtrb::RingBuffer::<usize>::new(CAP);
-                cross_thread(iters, 1, |per_producer, total| {
-                    vec![
-                        Box::new(move || {
-                            let mut sent = 0;
-                            let mut spins = 0;
-                            while sent < per_producer {
-                                let n = (k as u64).min(per_producer - sent) as usize;
-                                match p.write_chunk_uninit(n) {
-                                    Ok(w) => {
-                                        rtrb_fill(w);
-                                        sent += n as u64;
-                                    }
-                                    Err(_) => backoff(&mut spins),
-                                }
-                            }
-                        }),
-                        Box::new(move || {
-                            let (mut got, mut sum, mut spins) = (0, 0, 0);
-                            while got < total {
-                                let n = k.min(c.slots());
-                                if n == 0 {
-                                    backoff(&mut spins);
-                                    continue;
-                                }
-                                let r = c.read_chunk(n).unwrap();
-                                let (a, b) = r.as_slices();
-                                sum += a.iter().chain(b).sum::<usize>();
-                                r.commit_all();
-                                got += n as u64;
-                            }
-                            black_box(sum);
-                        }),
-                    ]
+                let mut q = SpscQueue::<usize, CAP>::new();
+                let (mut tx, mut rx) = q.split();
+                cross_thread(iters, 1, |pp, total| {
+                    pair_jobs(
+                        k,
+                        (pp, total),
+                        move |n| tx.enqueue_bulk_with(n, |i| i).map_or(0, |()| n),
+                        move |sum| rx.dequeue_burst_with(k, |x| *sum += x).unwrap(),
+                    )
                 })
             })
         });
+        // Ours through chunks: reserved slots lent as slices.
+        g.bench_with_input(BenchmarkId::new("alf_spsc_chunks", k), &k, |bch, &k| {
+            bch.iter_custom(|iters| {
+                let mut q = SpscQueue::<usize, CAP>::new();
+                let (mut tx, mut rx) = q.split();
+                cross_thread(iters, 1, |pp, total| {
+                    pair_jobs(
+                        k,
+                        (pp, total),
+                        move |n| {
+                            tx.write_chunk(n).map_or(0, |w| {
+                                w.fill_with(|i| i);
+                                n
+                            })
+                        },
+                        move |sum| {
+                            let r = rx.read_chunk_burst(k).unwrap();
+                            let (a, b) = r.as_slices();
+                            *sum += a.iter().sum::<usize>() + b.iter().sum::<usize>();
+                            r.len()
+                        },
+                    )
+                })
+            })
+        });
+        mpmc_benches(&mut g, k, PC);
+        g.bench_with_input(BenchmarkId::new("rtrb_chunks", k), &k, |bch, &k| {
+            bch.iter_custom(|iters| {
+                let (mut p, mut c) = rtrb::RingBuffer::<usize>::new(CAP);
+                cross_thread(iters, 1, |pp, total| {
+                    pair_jobs(
+                        k,
+                        (pp, total),
+                        move |n| {
+                            p.write_chunk_uninit(n).map_or(0, |w| {
+                                rtrb_fill(w);
+                                n
+                            })
+                        },
+                        move |sum| {
+                            let n = k.min(c.slots());
+                            if n == 0 {
+                                return 0;
+                            }
+                            let r = c.read_chunk(n).unwrap();
+                            let (a, b) = r.as_slices();
+                            *sum += a.iter().chain(b).sum::<usize>();
+                            r.commit_all();
+                            n
+                        },
+                    )
+                })
+            })
+        });
+        // ringbuf takes what fits of a slice: `send` may move part of an offer.
         g.bench_with_input(BenchmarkId::new("ringbuf_slices", k), &k, |bch, &k| {
             bch.iter_custom(|iters| {
                 let (mut p, mut c) = ringbuf::HeapRb::<usize>::new(CAP).split();
-                cross_thread(iters, 1, |per_producer, total| {
-                    vec![
-                        Box::new(move || {
-                            let mut src = [0usize; MAX_K];
-                            let mut sent = 0;
-                            let mut spins = 0;
-                            while sent < per_producer {
-                                let n = (k as u64).min(per_producer - sent) as usize;
-                                for (i, x) in src[..n].iter_mut().enumerate() {
-                                    *x = i;
-                                }
-                                let mut off = 0;
-                                while off < n {
-                                    let m = p.push_slice(&src[off..n]);
-                                    if m == 0 {
-                                        backoff(&mut spins);
-                                    }
-                                    off += m;
-                                }
-                                sent += n as u64;
+                let (mut src, mut dst) = ([0usize; MAX_K], [0usize; MAX_K]);
+                cross_thread(iters, 1, |pp, total| {
+                    pair_jobs(
+                        k,
+                        (pp, total),
+                        move |n| {
+                            for (i, x) in src[..n].iter_mut().enumerate() {
+                                *x = i;
                             }
-                        }),
-                        Box::new(move || {
-                            let mut dst = [0usize; MAX_K];
-                            let (mut got, mut sum, mut spins) = (0, 0, 0);
-                            while got < total {
-                                let n = c.pop_slice(&mut dst[..k]);
-                                if n == 0 {
-                                    backoff(&mut spins);
-                                    continue;
-                                }
-                                sum += dst[..n].iter().sum::<usize>();
-                                got += n as u64;
-                            }
-                            black_box(sum);
-                        }),
-                    ]
+                            p.push_slice(&src[..n])
+                        },
+                        move |sum| {
+                            let n = c.pop_slice(&mut dst[..k]);
+                            *sum += dst[..n].iter().sum::<usize>();
+                            n
+                        },
+                    )
                 })
             })
         });
@@ -735,53 +706,7 @@ fn two_producers_two_consumers(c: &mut Criterion) {
         .measurement_time(Duration::from_secs(3));
     const PC: (u64, u64) = (2, 2);
     for k in BULKS {
-        g.bench_with_input(BenchmarkId::new("alf_mpmc", k), &k, |bch, &k| {
-            bch.iter_custom(|iters| {
-                let q = MpmcQueue::<usize, CAP>::new();
-                let done = AtomicU64::new(0);
-                cross_thread(iters, 2, |pp, total| {
-                    alf_mpmc_jobs(&q, &done, k, PC, (pp, total))
-                })
-            })
-        });
-        g.bench_with_input(
-            BenchmarkId::new("crossbeam_arrayqueue", k),
-            &k,
-            |bch, &k| {
-                bch.iter_custom(|iters| {
-                    let q = ArrayQueue::<usize>::new(CAP);
-                    let done = AtomicU64::new(0);
-                    cross_thread(iters, 2, |pp, total| {
-                        one_by_one_jobs(
-                            &q,
-                            arrayqueue_push,
-                            arrayqueue_pop,
-                            &done,
-                            k,
-                            PC,
-                            (pp, total),
-                        )
-                    })
-                })
-            },
-        );
-        g.bench_with_input(BenchmarkId::new("concurrent_queue", k), &k, |bch, &k| {
-            bch.iter_custom(|iters| {
-                let q = ConcurrentQueue::<usize>::bounded(CAP);
-                let done = AtomicU64::new(0);
-                cross_thread(iters, 2, |pp, total| {
-                    one_by_one_jobs(
-                        &q,
-                        concurrent_push,
-                        concurrent_pop,
-                        &done,
-                        k,
-                        PC,
-                        (pp, total),
-                    )
-                })
-            })
-        });
+        mpmc_benches(&mut g, k, PC);
     }
     g.finish();
 }
