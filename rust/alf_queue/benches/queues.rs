@@ -426,6 +426,48 @@ where
     jobs
 }
 
+/// The send step of our queues through a `Batch`, for [`producer`], on the producer side `tx`
+/// (an SPSC handle, or a shared reference to an MPMC queue): a single enqueue for `n = 1`,
+/// else one all-or-nothing bulk of `out`, refilled with `0 .. n` only once its last bulk went
+/// in (a bulk that did not fit is offered again). Returns how many moved.
+#[inline(always)]
+fn offer_from_batch<P, E>(
+    tx: &mut P,
+    out: &mut Batch<usize, MAX_K>,
+    n: usize,
+    one: impl FnOnce(&mut P, usize) -> Result<(), usize>,
+    bulk: impl FnOnce(&mut P, &mut Batch<usize, MAX_K>) -> Result<(), E>,
+) -> usize {
+    if n == 1 {
+        return one(tx, 0).map_or(0, |()| 1);
+    }
+    if out.is_empty() {
+        out.fill_from(0..n);
+    }
+    bulk(tx, out).map_or(0, |()| n)
+}
+
+/// The receive step of our queues through a `Batch`, for [`consumer`], on the consumer side
+/// `rx`: a single dequeue for `k = 1`, else one burst of up to `k` into `back`; adds what it
+/// took to `sum` and returns how many.
+#[inline(always)]
+fn take_into_batch<C, E: std::fmt::Debug>(
+    rx: &mut C,
+    back: &mut Batch<usize, MAX_K>,
+    k: usize,
+    sum: &mut usize,
+    one: impl FnOnce(&mut C) -> Option<usize>,
+    burst: impl FnOnce(&mut C, &mut Batch<usize, MAX_K>, usize) -> Result<usize, E>,
+) -> usize {
+    if k == 1 {
+        return one(rx).map(|x| *sum += x).is_some() as usize;
+    }
+    let n = burst(rx, back, k).unwrap();
+    *sum += back.as_slice().iter().sum::<usize>();
+    back.clear();
+    n
+}
+
 /// Jobs for our MPMC queue: bulk producers (all or nothing, `k` at a time; single operations
 /// for `k = 1`) and burst consumers.
 fn alf_mpmc_jobs<'q>(
@@ -436,28 +478,28 @@ fn alf_mpmc_jobs<'q>(
     counts: (u64, u64),
 ) -> Vec<Job<'q>> {
     let sender = || {
-        let mut out = Batch::<usize, MAX_K>::new();
-        move |n: usize| {
-            if n == 1 {
-                return q.enqueue(0).map_or(0, |()| 1);
-            }
-            // A bulk that did not fit is still in the batch: offered again.
-            if out.is_empty() {
-                out.fill_from(0..n);
-            }
-            q.enqueue_bulk(&mut out).map_or(0, |()| n)
+        let (mut q, mut out) = (q, Batch::<usize, MAX_K>::new());
+        move |n| {
+            offer_from_batch(
+                &mut q,
+                &mut out,
+                n,
+                |q, x| q.enqueue(x),
+                |q, b| q.enqueue_bulk(b),
+            )
         }
     };
     let receiver = || {
-        let mut back = Batch::<usize, MAX_K>::new();
+        let (mut q, mut back) = (q, Batch::<usize, MAX_K>::new());
         move |sum: &mut usize| {
-            if k == 1 {
-                return q.dequeue().map(|x| *sum += x).is_some() as usize;
-            }
-            let n = q.dequeue_burst(&mut back, k).unwrap();
-            *sum += back.as_slice().iter().sum::<usize>();
-            back.clear();
-            n
+            take_into_batch(
+                &mut q,
+                &mut back,
+                k,
+                sum,
+                |q| q.dequeue(),
+                |q, b, k| q.dequeue_burst(b, k),
+            )
         }
     };
     multi_jobs(k, pc, counts, done, sender, receiver)
@@ -580,23 +622,23 @@ fn one_producer_one_consumer(c: &mut Criterion) {
                         k,
                         (pp, total),
                         move |n| {
-                            if n == 1 {
-                                return tx.enqueue(0).map_or(0, |()| 1);
-                            }
-                            // A bulk that did not fit is still in the batch: offered again.
-                            if out.is_empty() {
-                                out.fill_from(0..n);
-                            }
-                            tx.enqueue_bulk(&mut out).map_or(0, |()| n)
+                            offer_from_batch(
+                                &mut tx,
+                                &mut out,
+                                n,
+                                |t, x| t.enqueue(x),
+                                |t, b| t.enqueue_bulk(b),
+                            )
                         },
                         move |sum| {
-                            if k == 1 {
-                                return rx.dequeue().map(|x| *sum += x).is_some() as usize;
-                            }
-                            let n = rx.dequeue_burst(&mut back, k).unwrap();
-                            *sum += back.as_slice().iter().sum::<usize>();
-                            back.clear();
-                            n
+                            take_into_batch(
+                                &mut rx,
+                                &mut back,
+                                k,
+                                sum,
+                                |r| r.dequeue(),
+                                |r, b, k| r.dequeue_burst(b, k),
+                            )
                         },
                     )
                 })
