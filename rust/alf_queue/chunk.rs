@@ -26,8 +26,8 @@ use super::slots::Runs;
 /// committed: [`Producer::write_chunk`] and [`Producer::write_chunk_burst`] make one.
 ///
 /// Nothing reaches the queue until [`WriteChunk::commit`], [`WriteChunk::fill_with`] or
-/// [`WriteChunk::fill_from_iter`]; a chunk dropped without them leaves the queue as it was. Slots written and not committed
-/// are not dropped: their items leak (safely).
+/// [`WriteChunk::fill_from_iter`]; a chunk dropped without them leaves the queue as it was.
+/// Slots written and not committed are not dropped: their items leak (safely).
 ///
 /// # Invariants
 ///

@@ -358,10 +358,10 @@ impl<T, const N: usize> Slots<T, N> {
 /// for the holder to know.
 #[cfg(not(loom))]
 pub(crate) struct Runs<T> {
-    pub(crate) first: *mut T,
-    pub(crate) first_len: usize,
-    pub(crate) second: *mut T,
-    pub(crate) second_len: usize,
+    first: *mut T,
+    first_len: usize,
+    second: *mut T,
+    second_len: usize,
 }
 
 #[cfg(not(loom))]
