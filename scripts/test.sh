@@ -132,13 +132,13 @@ rerun_counts() {
 	kunit_counts "$klogs/$2.json" 2>/dev/null || echo "0 1"
 }
 
-### The build lane: the toolchain root, each kernel's tree and UML test kernel, then the x86
-### kernels, one after the other, in the background.  The userspace tests and the UML steps
-### run beside it, each waiting for the build it needs: they keep the CPUs busy while a build
-### is in one of its serial phases (the Rust crates, the links).  The QEMU steps wait for the
-### whole lane: a guest of 2 vCPUs sharing 2 CPUs with a build runs several times slower
-### (a vCPU descheduled while its guest holds a lock or waits for the other CPU), and slows
-### the build as much.
+### The build lane, in the background: the toolchain root, then for each kernel, side by side,
+### its tree, its UML test kernel and its x86 kernel.  A build leaves a CPU idle in its serial
+### phases (Kconfig, the Rust crates, the links), which the other kernel's build fills.  The
+### userspace tests and the UML steps run beside the lane, each waiting for the build it needs.
+### The QEMU steps wait for the whole lane: a guest of 2 vCPUs sharing 2 CPUs with a build
+### runs several times slower (a vCPU descheduled while its guest holds a lock or waits for
+### the other CPU), and slows the build as much.
 lane=$logs/lane
 mkdir -p "$lane"
 # lane_run NAME CMD...: run CMD in the lane, its output on the terminal, its status kept as NAME's.
@@ -153,14 +153,15 @@ lane_run() {
 lane_ok() { [ "$(cat "$lane/$1.rc" 2>/dev/null)" = 0 ]; }
 build_lane() {
 	if [ -z "${KDIR:-}" ]; then lane_run toolchain "$PROJECT/scripts/toolchain.sh" || return 0; fi
+	local k
 	for k in $KERNELS; do
-		lane_run "$k-tree" "$PROJECT/scripts/tree.sh" "$k" || continue
-		lane_run "$k-um-test" "$PROJECT/scripts/kernel.sh" "$k" um-test || true
+		(
+			lane_run "$k-tree" "$PROJECT/scripts/tree.sh" "$k" || exit 0
+			lane_run "$k-um-test" "$PROJECT/scripts/kernel.sh" "$k" um-test || true
+			lane_run "$k-x86-smp" "$PROJECT/scripts/kernel.sh" "$k" x86-smp || true
+		) &
 	done
-	for k in $KERNELS; do
-		lane_ok "$k-tree" || continue
-		lane_run "$k-x86-smp" "$PROJECT/scripts/kernel.sh" "$k" x86-smp || true
-	done
+	wait
 }
 build_lane &
 lane_pid=$!
