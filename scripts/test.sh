@@ -178,8 +178,10 @@ wait_lane() {
 	return "$(cat "$lane/$1.rc")"
 }
 
-### 1. userspace (USERSPACE=0 skips it, for a run of the kernel steps alone)
-if [ "${USERSPACE:-1}" != 0 ]; then
+### 1. userspace (USERSPACE=0 skips it, for a run of the kernel steps alone), in the background
+### beside the build lane and the kernel steps, so that no kernel step waits for it.  Its
+### counts and summary lines come back through files once it is done.
+userspace_steps() {
 	export CARGO_TERM_COLOR=never
 	cargo_step "cargo test (twin, alf_queue)" "$logs/cargo.log" cargo test --workspace --release --no-fail-fast
 	cargo_step "loom (alf_queue)" "$logs/loom.log" \
@@ -192,6 +194,13 @@ if [ "${USERSPACE:-1}" != 0 ]; then
 	fuzz_short=${FUZZ_SHORT:-60000}
 	cargo_step "model fuzzer, short run (3 x $fuzz_short programs)" "$logs/fuzz.log" \
 		env FUZZ_CASES="$fuzz_short" cargo test --release -p kernel --test model_fuzz -- --nocapture
+	printf '%s\n' "${summary[@]}" >"$logs/userspace.summary"
+	echo "$passed $failed" >"$logs/userspace.counts"
+}
+userspace_pid=
+if [ "${USERSPACE:-1}" != 0 ]; then
+	userspace_steps &
+	userspace_pid=$!
 fi
 
 ### 2-4. each kernel
@@ -360,6 +369,15 @@ each_kernel kernel_uml_tests
 wait "$lane_pid"
 each_kernel kernel_qemu_tests
 tag= group=0
+if [ -n "$userspace_pid" ]; then
+	wait "$userspace_pid"
+	if read -r p f <"$logs/userspace.counts"; then
+		passed=$((passed + p)) failed=$((failed + f))
+		mapfile -t -O "${#summary[@]}" summary <"$logs/userspace.summary"
+	else
+		count "userspace steps (did not complete)" 0 1
+	fi
+fi
 
 echo
 # Each kernel's lines together, in the order they ran.
