@@ -17,17 +17,26 @@
 
 use super::sync::{wait_for, AtomicU32, Ordering};
 
-/// One side's pair of free-running indices, alone on its cache line.
+/// One side's pair of free-running indices: `head` and the cached `other_tail` on one cache
+/// line, `tail` alone on the next.
 ///
 /// `head` is where the next reservation on this side starts; `tail` is where the committed
 /// (finished) operations on this side end. See [`Ring`] for what they mean together.
 ///
-/// The alignment, 64 bytes, is one x86 cache line, the kernel's `L1_CACHE_BYTES` and the C
-/// original's `____cacheline_aligned_in_smp`: the producer pair, the consumer pair and the
-/// slots each start a line of their own. Intel's adjacent-line prefetcher fetches lines in
-/// 128-byte pairs, which argues for 128 (crossbeam's `CachePadded` uses it); 128 was tried in
-/// the 1P1C benchmarks and made no difference that could be told from the noise of the loaded
-/// machine they ran on, so the kernel's value stays until an idle-machine run says otherwise.
+/// The other side reads only `tail` (to see what this side has committed); `head` and
+/// `other_tail` are this side's own. Keeping them on separate lines means that the other side
+/// polling `tail` never takes away the line that this side reserves on: a multi side's
+/// compare-and-swap of `head` finds its line in its own cache instead of waiting for it to come
+/// back from the other side's, and a single side's store of `head` at its commit goes to a line
+/// nobody else reads. Only `tail`'s line travels between the sides, as in the C original, whose
+/// producer and consumer structures are each alone on a line.
+///
+/// The line size, 64 bytes, is one x86 cache line, the kernel's `L1_CACHE_BYTES` and the C
+/// original's `____cacheline_aligned_in_smp`: the two lines of each side and the slots each
+/// start a line of their own. Intel's adjacent-line prefetcher fetches lines in 128-byte pairs,
+/// which argues for 128 (crossbeam's `CachePadded` uses it); 128 was tried in the 1P1C
+/// benchmarks and made no difference that could be told from the noise of the loaded machine
+/// they ran on, so the kernel's value stays until an idle-machine run says otherwise.
 ///
 /// # Invariants
 ///
@@ -42,14 +51,27 @@ use super::sync::{wait_for, AtomicU32, Ordering};
 pub(crate) struct HeadTail {
     /// End of the reservations made on this side.
     pub(crate) head: AtomicU32,
-    /// End of the operations completed and published on this side.
-    pub(crate) tail: AtomicU32,
     /// The other side's `tail` as this side last read it.
     ///
-    /// It saves reading the other side's cache line while the value last read still shows
+    /// It saves reading the other side's `tail` line while the value last read still shows
     /// enough room (items): an older tail only understates what is available, and the slots
     /// it covers were handed over by the acquire that read it.
     pub(crate) other_tail: AtomicU32,
+    /// End of the operations completed and published on this side, on a line of its own.
+    pub(crate) tail: OwnLine<AtomicU32>,
+}
+
+/// A value alone on a 64-byte cache line (see [`HeadTail`]); it dereferences to the value.
+#[repr(C, align(64))]
+pub(crate) struct OwnLine<T>(T);
+
+impl<T> core::ops::Deref for OwnLine<T> {
+    type Target = T;
+
+    #[inline(always)]
+    fn deref(&self) -> &T {
+        &self.0
+    }
 }
 
 impl HeadTail {
@@ -59,8 +81,8 @@ impl HeadTail {
     pub(crate) const fn new(start: u32) -> Self {
         Self {
             head: AtomicU32::new(start),
-            tail: AtomicU32::new(start),
             other_tail: AtomicU32::new(start),
+            tail: OwnLine(AtomicU32::new(start)),
         }
     }
 
@@ -69,8 +91,8 @@ impl HeadTail {
     pub(crate) fn new(start: u32) -> Self {
         Self {
             head: AtomicU32::new(start),
-            tail: AtomicU32::new(start),
             other_tail: AtomicU32::new(start),
+            tail: OwnLine(AtomicU32::new(start)),
         }
     }
 
@@ -200,11 +222,10 @@ impl HeadTail {
             // docs).
             wait_for(&self.tail, head, Ordering::Acquire);
         } else {
-            // Relaxed: only this side acts on `head`. A single side publishes its reservation
-            // here, next to the tail, rather than when it reserves: `head` shares the line the
-            // other side polls, and one write to it per operation instead of two halves the
-            // times the line must be taken back. INVARIANT: `head == tail` again once the tail
-            // is stored.
+            // Relaxed: only this side acts on `head`. A single side has no other operation
+            // to tell about its reservation, so it stores `head` once per operation, here with
+            // the tail, rather than also when it reserves. INVARIANT: `head == tail` again once
+            // the tail is stored.
             self.head.store(next, Ordering::Relaxed);
         }
         // R0: pairs with A1 of the other side (its load of our tail in `move_head`): our

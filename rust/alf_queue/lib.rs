@@ -24,9 +24,10 @@
 //!
 //! # The algorithm
 //!
-//! The queue is an array of `N` slots (`N` a power of two) and two pairs of `u32` indices,
-//! each pair on its own cache line: the producers' `prod.head` and `prod.tail`, the consumers'
-//! `cons.head` and `cons.tail`. The indices are *free-running*: they count items since
+//! The queue is an array of `N` slots (`N` a power of two) and two pairs of `u32` indices: the
+//! producers' `prod.head` and `prod.tail`, the consumers' `cons.head` and `cons.tail`, each
+//! on a cache line of its own (a side's `head` is its own; its `tail` is what the other side
+//! reads). The indices are *free-running*: they count items since
 //! creation, wrapping past `u32::MAX`, and index `i` lives in slot `i & (N - 1)` (which is why
 //! `N` must divide 2^32). Differences are taken in wrapping arithmetic, so the queue holds
 //! `prod.tail - cons.head` items and has `N - (prod.head - cons.tail)` free slots: all `N`
@@ -57,8 +58,8 @@
 //! compare-and-swap and the wait (there is no earlier reservation to wait for): it stores
 //! `head` with a plain store, next to `tail` at its commit.
 //!
-//! Each side keeps the other side's tail as it last read it on its own cache line, and reads
-//! the other side's line again only when that old value shows too little room (too few
+//! Each side keeps the other side's tail as it last read it next to its own `head`, and reads
+//! the other side's `tail` line again only when that old value shows too little room (too few
 //! items): an old tail only understates what is available. On a multi side the copy is
 //! shared by the operations of that side, which store it in whatever order they run, so it
 //! may even be older than the tail that justified the current `head`; the count then comes
