@@ -28,8 +28,8 @@ use super::sync::{wait_for, AtomicU32, Ordering};
 /// polling `tail` never takes away the line that this side reserves on: a multi side's
 /// compare-and-swap of `head` finds its line in its own cache instead of waiting for it to come
 /// back from the other side's, and a single side's store of `head` at its commit goes to a line
-/// nobody else reads. Only `tail`'s line travels between the sides, as in the C original, whose
-/// producer and consumer structures are each alone on a line.
+/// nobody else reads. Only `tail`'s line travels between the sides. (The C original keeps each
+/// side's `head` and `tail` together on one line per side.)
 ///
 /// The line size, 64 bytes, is one x86 cache line, the kernel's `L1_CACHE_BYTES` and the C
 /// original's `____cacheline_aligned_in_smp`: the two lines of each side and the slots each
