@@ -9,6 +9,10 @@
 //! - `1p1c`: one producer and one consumer thread; the producer moves `k` at a time (all or
 //!   nothing where the queue has that), the consumer takes up to `k` at a time.
 //! - `2p2c`: two of each, multi-producer multi-consumer queues only.
+//! - `1p1c_alternating`: the `1p1c` queues again, in turns (each queue once per repetition,
+//!   the order rotated between repetitions), outside criterion, into
+//!   `target/criterion/1p1c_alternating.json`; `report.py` takes the 1P1C ratios of the
+//!   targets from it, within each repetition (see [`one_producer_one_consumer_alternating`]).
 //!
 //! Queues: ours (`alf_mpmc`, `alf_spsc`: batches filled with `Batch::fill_from` and moved with
 //! the bulk/burst API; `alf_spsc_with`: the SPSC handles' in-place `enqueue_bulk_with` and
@@ -33,6 +37,7 @@
 //! ```text
 //! cargo bench -p alf_queue --bench queues                  # everything (~10 min)
 //! cargo bench -p alf_queue --bench queues -- 'st/'         # a filter
+//! cargo bench -p alf_queue --bench queues -- alternating   # the alternating runs alone
 //! python3 rust/alf_queue/benches/report.py                 # the tables, from target/criterion
 //! ```
 //!
@@ -46,8 +51,7 @@ use std::time::{Duration, Instant};
 
 use alf_queue::{Batch, MpmcQueue, SpscQueue};
 use concurrent_queue::ConcurrentQueue;
-use criterion::measurement::WallTime;
-use criterion::{criterion_group, BenchmarkGroup, BenchmarkId, Criterion};
+use criterion::{criterion_group, BenchmarkId, Criterion};
 use crossbeam_queue::ArrayQueue;
 use ringbuf::traits::{Consumer as _, Producer as _, Split as _};
 
@@ -548,211 +552,278 @@ fn concurrent_pop(q: &ConcurrentQueue<usize>) -> Option<usize> {
     q.pop().ok()
 }
 
-/// The MPMC queues' entries of a cross-thread group for bulk size `k`, with `pc.0` producers
-/// and `pc.1` consumers: ours (bulk producers, burst consumers) and the peers (an element per
-/// call).
-fn mpmc_benches(g: &mut BenchmarkGroup<'_, WallTime>, k: usize, pc: (u64, u64)) {
-    g.bench_with_input(BenchmarkId::new("alf_mpmc", k), &k, |bch, &k| {
-        bch.iter_custom(|iters| {
-            let q = MpmcQueue::<usize, CAP>::new();
-            let done = AtomicU64::new(0);
-            cross_thread(iters, pc.0, |pp, total| {
-                alf_mpmc_jobs(&q, &done, k, pc, (pp, total))
-            })
-        })
-    });
-    one_by_one_bench(
-        g,
-        "crossbeam_arrayqueue",
-        k,
-        pc,
-        || ArrayQueue::new(CAP),
-        arrayqueue_push,
-        arrayqueue_pop,
-    );
-    one_by_one_bench(
-        g,
-        "concurrent_queue",
-        k,
-        pc,
-        || ConcurrentQueue::bounded(CAP),
-        concurrent_push,
-        concurrent_pop,
-    );
+/// A cross-thread run of one queue: moves about `iters` elements at bulk size `k` with
+/// `pc.0` producers and `pc.1` consumers on a queue made for the run; returns the time scaled
+/// to `iters` elements.
+type CrossRun = fn(usize, (u64, u64), u64) -> Duration;
+
+/// Ours, MPMC: bulk producers (all or nothing, `k` at a time; single operations for `k = 1`)
+/// and burst consumers.
+fn run_alf_mpmc(k: usize, pc: (u64, u64), iters: u64) -> Duration {
+    let q = MpmcQueue::<usize, CAP>::new();
+    let done = AtomicU64::new(0);
+    cross_thread(iters, pc.0, |pp, total| {
+        alf_mpmc_jobs(&q, &done, k, pc, (pp, total))
+    })
 }
 
-/// The entry `name` of a cross-thread group for a queue with one-element `push`/`pop`, made
-/// anew for every sample by `new`.
-fn one_by_one_bench<Q: Sync>(
-    g: &mut BenchmarkGroup<'_, WallTime>,
-    name: &str,
-    k: usize,
-    pc: (u64, u64),
+/// A run of a queue with one-element `push`/`pop`, made by `new`.
+fn run_one_by_one<Q: Sync>(
     new: fn() -> Q,
     push: fn(&Q, usize) -> Result<(), usize>,
     pop: fn(&Q) -> Option<usize>,
-) {
-    g.bench_with_input(BenchmarkId::new(name, k), &k, |bch, &k| {
-        bch.iter_custom(|iters| {
-            let q = new();
-            let done = AtomicU64::new(0);
-            cross_thread(iters, pc.0, |pp, total| {
-                one_by_one_jobs(&q, push, pop, &done, k, pc, (pp, total))
-            })
-        })
-    });
+    k: usize,
+    pc: (u64, u64),
+    iters: u64,
+) -> Duration {
+    let q = new();
+    let done = AtomicU64::new(0);
+    cross_thread(iters, pc.0, |pp, total| {
+        one_by_one_jobs(&q, push, pop, &done, k, pc, (pp, total))
+    })
+}
+
+fn run_arrayqueue(k: usize, pc: (u64, u64), iters: u64) -> Duration {
+    run_one_by_one(
+        || ArrayQueue::new(CAP),
+        arrayqueue_push,
+        arrayqueue_pop,
+        k,
+        pc,
+        iters,
+    )
+}
+
+fn run_concurrent(k: usize, pc: (u64, u64), iters: u64) -> Duration {
+    run_one_by_one(
+        || ConcurrentQueue::bounded(CAP),
+        concurrent_push,
+        concurrent_pop,
+        k,
+        pc,
+        iters,
+    )
+}
+
+/// The MPMC queues of the cross-thread groups: ours (bulk producers, burst consumers) and the
+/// peers (an element per call).
+const MPMC_RUNS: [(&str, CrossRun); 3] = [
+    ("alf_mpmc", run_alf_mpmc),
+    ("crossbeam_arrayqueue", run_arrayqueue),
+    ("concurrent_queue", run_concurrent),
+];
+
+/// Ours, SPSC, through a `Batch`: single operations for k = 1, all-or-nothing bulks in,
+/// bursts out. One producer and one consumer (`_pc` is `(1, 1)`).
+fn run_alf_spsc(k: usize, _pc: (u64, u64), iters: u64) -> Duration {
+    let mut q = SpscQueue::<usize, CAP>::new();
+    let (mut tx, mut rx) = q.split();
+    let (mut out, mut back) = (Batch::<usize, MAX_K>::new(), Batch::<usize, MAX_K>::new());
+    cross_thread(iters, 1, |pp, total| {
+        pair_jobs(
+            k,
+            (pp, total),
+            move |n| {
+                offer_from_batch(
+                    &mut tx,
+                    &mut out,
+                    n,
+                    |t, x| t.enqueue(x),
+                    |t, b| t.enqueue_bulk(b),
+                )
+            },
+            move |sum| {
+                take_into_batch(
+                    &mut rx,
+                    &mut back,
+                    k,
+                    sum,
+                    |r| r.dequeue(),
+                    |r, b, k| r.dequeue_burst(b, k),
+                )
+            },
+        )
+    })
+}
+
+/// Ours, SPSC, in place: items made in and consumed from their slots.
+fn run_alf_spsc_with(k: usize, _pc: (u64, u64), iters: u64) -> Duration {
+    let mut q = SpscQueue::<usize, CAP>::new();
+    let (mut tx, mut rx) = q.split();
+    cross_thread(iters, 1, |pp, total| {
+        pair_jobs(
+            k,
+            (pp, total),
+            move |n| tx.enqueue_bulk_with(n, |i| i).map_or(0, |()| n),
+            move |sum| rx.dequeue_burst_with(k, |x| *sum += x).unwrap(),
+        )
+    })
+}
+
+/// Ours, SPSC, through chunks: reserved slots lent as slices.
+fn run_alf_spsc_chunks(k: usize, _pc: (u64, u64), iters: u64) -> Duration {
+    let mut q = SpscQueue::<usize, CAP>::new();
+    let (mut tx, mut rx) = q.split();
+    cross_thread(iters, 1, |pp, total| {
+        pair_jobs(
+            k,
+            (pp, total),
+            move |n| {
+                tx.write_chunk(n).map_or(0, |w| {
+                    w.fill_with(|i| i);
+                    n
+                })
+            },
+            move |sum| {
+                let r = rx.read_chunk_burst(k).unwrap();
+                let (a, b) = r.as_slices();
+                *sum += a.iter().sum::<usize>() + b.iter().sum::<usize>();
+                r.len()
+            },
+        )
+    })
+}
+
+/// rtrb, through chunks (`write_chunk_uninit`, filled as ours is).
+fn run_rtrb(k: usize, _pc: (u64, u64), iters: u64) -> Duration {
+    let (mut p, mut c) = rtrb::RingBuffer::<usize>::new(CAP);
+    cross_thread(iters, 1, |pp, total| {
+        pair_jobs(
+            k,
+            (pp, total),
+            move |n| {
+                p.write_chunk_uninit(n).map_or(0, |w| {
+                    rtrb_fill(w);
+                    n
+                })
+            },
+            move |sum| {
+                let n = k.min(c.slots());
+                if n == 0 {
+                    return 0;
+                }
+                let r = c.read_chunk(n).unwrap();
+                let (a, b) = r.as_slices();
+                *sum += a.iter().chain(b).sum::<usize>();
+                r.commit_all();
+                n
+            },
+        )
+    })
+}
+
+/// ringbuf, through slices: it takes what fits of a slice, so `send` may move part of an
+/// offer.
+fn run_ringbuf(k: usize, _pc: (u64, u64), iters: u64) -> Duration {
+    let (mut p, mut c) = ringbuf::HeapRb::<usize>::new(CAP).split();
+    let (mut src, mut dst) = ([0usize; MAX_K], [0usize; MAX_K]);
+    cross_thread(iters, 1, |pp, total| {
+        pair_jobs(
+            k,
+            (pp, total),
+            move |n| {
+                for (i, x) in src[..n].iter_mut().enumerate() {
+                    *x = i;
+                }
+                p.push_slice(&src[..n])
+            },
+            move |sum| {
+                let n = c.pop_slice(&mut dst[..k]);
+                *sum += dst[..n].iter().sum::<usize>();
+                n
+            },
+        )
+    })
+}
+
+/// Every queue of the one-producer one-consumer runs, in the order they are measured.
+const ONE_P_ONE_C: [(&str, CrossRun); 8] = [
+    ("alf_spsc", run_alf_spsc),
+    ("alf_spsc_with", run_alf_spsc_with),
+    ("alf_spsc_chunks", run_alf_spsc_chunks),
+    MPMC_RUNS[0],
+    MPMC_RUNS[1],
+    MPMC_RUNS[2],
+    ("rtrb_chunks", run_rtrb),
+    ("ringbuf_slices", run_ringbuf),
+];
+
+/// A cross-thread criterion group `name` of `runs`, for every k, with `pc` threads.
+fn cross_group(c: &mut Criterion, name: &str, pc: (u64, u64), runs: &[(&str, CrossRun)]) {
+    let mut g = c.benchmark_group(group_name(name, (pc.0 + pc.1) as usize));
+    g.sample_size(20)
+        .warm_up_time(Duration::from_millis(500))
+        .measurement_time(Duration::from_secs(3));
+    for k in BULKS {
+        for &(queue, run) in runs {
+            g.bench_with_input(BenchmarkId::new(queue, k), &k, |bch, &k| {
+                bch.iter_custom(|iters| run(k, pc, iters))
+            });
+        }
+    }
+    g.finish();
 }
 
 fn one_producer_one_consumer(c: &mut Criterion) {
-    let mut g = c.benchmark_group(group_name("1p1c", 2));
-    g.sample_size(20)
-        .warm_up_time(Duration::from_millis(500))
-        .measurement_time(Duration::from_secs(3));
-    const PC: (u64, u64) = (1, 1);
-    for k in BULKS {
-        // Ours through a Batch: single operations for k = 1, all-or-nothing bulks in, bursts out.
-        g.bench_with_input(BenchmarkId::new("alf_spsc", k), &k, |bch, &k| {
-            bch.iter_custom(|iters| {
-                let mut q = SpscQueue::<usize, CAP>::new();
-                let (mut tx, mut rx) = q.split();
-                let (mut out, mut back) =
-                    (Batch::<usize, MAX_K>::new(), Batch::<usize, MAX_K>::new());
-                cross_thread(iters, 1, |pp, total| {
-                    pair_jobs(
-                        k,
-                        (pp, total),
-                        move |n| {
-                            offer_from_batch(
-                                &mut tx,
-                                &mut out,
-                                n,
-                                |t, x| t.enqueue(x),
-                                |t, b| t.enqueue_bulk(b),
-                            )
-                        },
-                        move |sum| {
-                            take_into_batch(
-                                &mut rx,
-                                &mut back,
-                                k,
-                                sum,
-                                |r| r.dequeue(),
-                                |r, b, k| r.dequeue_burst(b, k),
-                            )
-                        },
-                    )
-                })
-            })
-        });
-        // Ours in place: items made in and consumed from their slots.
-        g.bench_with_input(BenchmarkId::new("alf_spsc_with", k), &k, |bch, &k| {
-            bch.iter_custom(|iters| {
-                let mut q = SpscQueue::<usize, CAP>::new();
-                let (mut tx, mut rx) = q.split();
-                cross_thread(iters, 1, |pp, total| {
-                    pair_jobs(
-                        k,
-                        (pp, total),
-                        move |n| tx.enqueue_bulk_with(n, |i| i).map_or(0, |()| n),
-                        move |sum| rx.dequeue_burst_with(k, |x| *sum += x).unwrap(),
-                    )
-                })
-            })
-        });
-        // Ours through chunks: reserved slots lent as slices.
-        g.bench_with_input(BenchmarkId::new("alf_spsc_chunks", k), &k, |bch, &k| {
-            bch.iter_custom(|iters| {
-                let mut q = SpscQueue::<usize, CAP>::new();
-                let (mut tx, mut rx) = q.split();
-                cross_thread(iters, 1, |pp, total| {
-                    pair_jobs(
-                        k,
-                        (pp, total),
-                        move |n| {
-                            tx.write_chunk(n).map_or(0, |w| {
-                                w.fill_with(|i| i);
-                                n
-                            })
-                        },
-                        move |sum| {
-                            let r = rx.read_chunk_burst(k).unwrap();
-                            let (a, b) = r.as_slices();
-                            *sum += a.iter().sum::<usize>() + b.iter().sum::<usize>();
-                            r.len()
-                        },
-                    )
-                })
-            })
-        });
-        mpmc_benches(&mut g, k, PC);
-        g.bench_with_input(BenchmarkId::new("rtrb_chunks", k), &k, |bch, &k| {
-            bch.iter_custom(|iters| {
-                let (mut p, mut c) = rtrb::RingBuffer::<usize>::new(CAP);
-                cross_thread(iters, 1, |pp, total| {
-                    pair_jobs(
-                        k,
-                        (pp, total),
-                        move |n| {
-                            p.write_chunk_uninit(n).map_or(0, |w| {
-                                rtrb_fill(w);
-                                n
-                            })
-                        },
-                        move |sum| {
-                            let n = k.min(c.slots());
-                            if n == 0 {
-                                return 0;
-                            }
-                            let r = c.read_chunk(n).unwrap();
-                            let (a, b) = r.as_slices();
-                            *sum += a.iter().chain(b).sum::<usize>();
-                            r.commit_all();
-                            n
-                        },
-                    )
-                })
-            })
-        });
-        // ringbuf takes what fits of a slice: `send` may move part of an offer.
-        g.bench_with_input(BenchmarkId::new("ringbuf_slices", k), &k, |bch, &k| {
-            bch.iter_custom(|iters| {
-                let (mut p, mut c) = ringbuf::HeapRb::<usize>::new(CAP).split();
-                let (mut src, mut dst) = ([0usize; MAX_K], [0usize; MAX_K]);
-                cross_thread(iters, 1, |pp, total| {
-                    pair_jobs(
-                        k,
-                        (pp, total),
-                        move |n| {
-                            for (i, x) in src[..n].iter_mut().enumerate() {
-                                *x = i;
-                            }
-                            p.push_slice(&src[..n])
-                        },
-                        move |sum| {
-                            let n = c.pop_slice(&mut dst[..k]);
-                            *sum += dst[..n].iter().sum::<usize>();
-                            n
-                        },
-                    )
-                })
-            })
-        });
-    }
-    g.finish();
+    cross_group(c, "1p1c", (1, 1), &ONE_P_ONE_C);
 }
 
 fn two_producers_two_consumers(c: &mut Criterion) {
-    let mut g = c.benchmark_group(group_name("2p2c", 4));
-    g.sample_size(20)
-        .warm_up_time(Duration::from_millis(500))
-        .measurement_time(Duration::from_secs(3));
-    const PC: (u64, u64) = (2, 2);
-    for k in BULKS {
-        mpmc_benches(&mut g, k, PC);
-    }
-    g.finish();
+    cross_group(c, "2p2c", (2, 2), &MPMC_RUNS);
 }
 
+// ---------------------------------------------------------------------------------------------
+// One producer, one consumer, the queues alternating.
+
+/// Repetitions of the alternating runs, after one that warms up and is not kept.
+const PAIR_REPS: usize = 21;
+/// About how long each run of the alternation lasts.
+const PAIR_RUN: Duration = Duration::from_millis(20);
+
+/// The one-producer one-consumer queues again, run in turns rather than one after the other:
+/// for each k, every queue once per repetition, the order rotated by one queue from each
+/// repetition to the next, each run moving as many elements as took [`PAIR_RUN`] in a
+/// calibration run. The ratio of two queues is then taken within each repetition, between
+/// runs made seconds apart under the same conditions.
+///
+/// Criterion measures each queue in one stretch of a few seconds, one queue after another;
+/// on a virtual machine whose two CPUs the host places now on one core's two threads, now on
+/// two cores, the cost of a cache line's trip between the threads changes by several times
+/// from stretch to stretch, and a ratio of two queues' medians compares two such placements.
+///
+/// Returns, as JSON, each queue's nanoseconds per element for each k and repetition.
+fn one_producer_one_consumer_alternating() -> String {
+    let mut by_queue: Vec<Vec<String>> = vec![Vec::new(); ONE_P_ONE_C.len()];
+    for k in BULKS {
+        let counts: Vec<u64> = ONE_P_ONE_C
+            .iter()
+            .map(|&(_, run)| {
+                let probe = 1 << 16;
+                let t = run(k, (1, 1), probe).as_secs_f64().max(1e-6);
+                ((probe as f64 * PAIR_RUN.as_secs_f64() / t) as u64).clamp(1 << 14, 1 << 26)
+            })
+            .collect();
+        let mut ns = vec![Vec::new(); ONE_P_ONE_C.len()];
+        for rep in 0..=PAIR_REPS {
+            for i in 0..ONE_P_ONE_C.len() {
+                let q = (i + rep) % ONE_P_ONE_C.len();
+                let t = (ONE_P_ONE_C[q].1)(k, (1, 1), counts[q]);
+                if rep > 0 {
+                    ns[q].push(format!("{:.4}", t.as_nanos() as f64 / counts[q] as f64));
+                }
+            }
+        }
+        for (q, ns) in ns.into_iter().enumerate() {
+            by_queue[q].push(format!("\"{k}\": [{}]", ns.join(", ")));
+        }
+    }
+    let queues: Vec<String> = ONE_P_ONE_C
+        .iter()
+        .zip(by_queue)
+        .map(|((name, _), ks)| format!("\"{name}\": {{{}}}", ks.join(", ")))
+        .collect();
+    format!("{{{}}}\n", queues.join(", "))
+}
 criterion_group!(
     benches,
     single_thread,
@@ -773,12 +844,30 @@ fn main() {
     criterion::Criterion::default()
         .configure_from_args()
         .final_summary();
-    let after = loadavg();
-    eprintln!("load average after: {after}");
-    // For report.py: the last run's load, next to criterion's own files.
     let dir = std::env::var("CARGO_TARGET_DIR")
         .unwrap_or_else(|_| concat!(env!("CARGO_MANIFEST_DIR"), "/../../target").to_owned());
     let _ = std::fs::create_dir_all(format!("{dir}/criterion"));
+    // The alternating runs are not a criterion group: they run with the whole set, or alone
+    // with a filter that names them; only where the two threads have a CPU each.
+    let filters: Vec<String> = std::env::args()
+        .skip(1)
+        .filter(|a| !a.starts_with('-'))
+        .collect();
+    let alternating = "1p1c_alternating";
+    if filters.is_empty() || filters.iter().any(|f| alternating.contains(f.as_str())) {
+        let file = format!("{dir}/criterion/{alternating}.json");
+        if oversubscribed(2) {
+            eprintln!("{alternating}: skipped, fewer than 2 CPUs");
+            let _ = std::fs::remove_file(&file);
+        } else {
+            eprintln!("{alternating}: {PAIR_REPS} repetitions of every 1p1c queue in turn");
+            std::fs::write(&file, one_producer_one_consumer_alternating())
+                .expect("writing the alternating runs' figures");
+        }
+    }
+    let after = loadavg();
+    eprintln!("load average after: {after}");
+    // For report.py: the last run's load, next to criterion's own files.
     let _ = std::fs::write(
         format!("{dir}/criterion/alf_load.txt"),
         format!("before: {before}\nafter: {after}\n"),

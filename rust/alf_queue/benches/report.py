@@ -31,6 +31,9 @@ import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 GROUPS = ("st", "1p1c", "2p2c", "1p1c_oversubscribed", "2p2c_oversubscribed")
+# The 1p1c queues run in turns by the bench binary itself (not criterion): a JSON file of
+# nanoseconds per element for each queue, k and repetition.
+ALTERNATING = "1p1c_alternating"
 
 
 def samples(path):
@@ -53,7 +56,24 @@ def main(argv):
         with open(load) as f:
             print("load average (1, 5, 15 min) " + "; ".join(f.read().split("\n")).strip("; "))
     tables = {}
-    for group in GROUPS:
+    groups = list(GROUPS)
+    alternating = os.path.join(root, ALTERNATING + ".json")
+    if os.path.exists(alternating):
+        groups.append(ALTERNATING)
+    for group in groups:
+        if group == ALTERNATING:
+            with open(alternating) as f:
+                rows = {impl: {int(k): ns for k, ns in by_k.items()}
+                        for impl, by_k in json.load(f).items()}
+            tables[group] = rows
+            sizes = sorted({k for by_k in rows.values() for k in by_k})
+            print(f"\n{group}: ns per element, median of the repetitions"
+                  + (" [min-max]" if spread else "")
+                  + "; the queues run in turns, the order rotated between repetitions")
+            print(head("queue", sizes))
+            for impl, by_k in rows.items():
+                print(row(impl, sizes, lambda k: by_k.get(k) and cell(by_k[k], spread)))
+            continue
         gdir = os.path.join(root, group)
         if not os.path.isdir(gdir):
             continue
@@ -79,14 +99,16 @@ def main(argv):
         print(f"\n{group}: ns per element, median of samples"
               + (" [min-max]" if spread else ""))
         print(head("queue", sizes))
-
-        def cell(ns):
-            text = f"{statistics.median(ns):.2f}"
-            return text + f" [{min(ns):.2f}-{max(ns):.2f}]" if spread else text
         for impl, by_k in rows.items():
-            print(row(impl, sizes, lambda k: by_k.get(k) and cell(by_k[k])))
+            print(row(impl, sizes, lambda k: by_k.get(k) and cell(by_k[k], spread)))
     targets(tables)
     return sanity(tables)
+
+
+def cell(ns, spread):
+    """A table cell: the median of `ns`, and with `spread` their range."""
+    text = f"{statistics.median(ns):.2f}"
+    return text + f" [{min(ns):.2f}-{max(ns):.2f}]" if spread else text
 
 
 def head(first, sizes):
@@ -118,6 +140,13 @@ def best(rows, names, k):
     return min(found) if found else None
 
 
+def per_rep_best(rows, names, k):
+    """For each repetition of the alternating runs, (ns, name) of the fastest of `names` at
+    `k`, or None."""
+    found = [[(ns, n) for ns in rows[n][k]] for n in names if n in rows and rows[n].get(k)]
+    return [min(rep) for rep in zip(*found)] if found else None
+
+
 def targets(tables):
     """Prints where each performance target of the alf_queue issue stands in this run."""
     sizes = sorted({k for rows in tables.values() for by_k in rows.values() for k in by_k})
@@ -136,17 +165,47 @@ def targets(tables):
             return f"{r:.2f}{ours[o[1]]} {'met' if r <= limit else 'MISSED'}"
         lines.append(row(label, sizes, cell))
 
-    for group in ("st", "1p1c"):
-        ratio_row(f"SPSC {group}: ours / faster of rtrb, ringbuf (<= 1)", group,
+    def paired_row(label, ours, peers, limit):
+        rows = tables[ALTERNATING]
+
+        def cell(k):
+            o, p = per_rep_best(rows, ours, k), per_rep_best(rows, peers, k)
+            if not o or not p:
+                return None
+            r = statistics.median(a / b for (a, _), (b, _) in zip(o, p))
+            names = [n for _, n in o]
+            return (f"{r:.2f}{ours[max(set(names), key=names.count)]} "
+                    f"{'met' if r <= limit else 'MISSED'}")
+        lines.append(row(label, sizes, cell))
+
+    # Across threads the ratios come from the alternating runs when there are any (both
+    # queues of a ratio measured under the same conditions), else from criterion's medians.
+    paired = ALTERNATING in tables
+    cross = f"1p1c {'alternating' if paired else 'medians'}"
+    ratio_row("SPSC st: ours / faster of rtrb, ringbuf (<= 1)", "st",
+              OURS["spsc"], SPSC_PEERS, 1.0)
+    if paired:
+        paired_row(f"SPSC {cross}: ours / faster of rtrb, ringbuf (<= 1)",
+                   OURS["spsc"], SPSC_PEERS, 1.0)
+    else:
+        ratio_row(f"SPSC {cross}: ours / faster of rtrb, ringbuf (<= 1)", "1p1c",
                   OURS["spsc"], SPSC_PEERS, 1.0)
-    for group in ("st", "1p1c"):
-        ratio_row(f"MPMC {group}: ours / fastest of ArrayQueue, concurrent-queue (<= 1)",
-                  group, OURS["mpmc"], MPMC_PEERS, 1.0)
-    rows = tables.get("1p1c", {})
-    if rows.get("alf_mpmc", {}).get(16) and rows.get("crossbeam_arrayqueue", {}).get(16):
-        x = (statistics.median(rows["crossbeam_arrayqueue"][16])
-             / statistics.median(rows["alf_mpmc"][16]))
-        lines.append(f"| MPMC 1p1c k=16: ArrayQueue / ours (>= 10) | {x:.1f}x "
+    ratio_row("MPMC st: ours / fastest of ArrayQueue, concurrent-queue (<= 1)", "st",
+              OURS["mpmc"], MPMC_PEERS, 1.0)
+    if paired:
+        paired_row(f"MPMC {cross}: ours / fastest of ArrayQueue, concurrent-queue (<= 1)",
+                   OURS["mpmc"], MPMC_PEERS, 1.0)
+    else:
+        ratio_row(f"MPMC {cross}: ours / fastest of ArrayQueue, concurrent-queue (<= 1)",
+                  "1p1c", OURS["mpmc"], MPMC_PEERS, 1.0)
+    rows = tables.get(ALTERNATING if paired else "1p1c", {})
+    ours16, peer16 = rows.get("alf_mpmc", {}).get(16), rows.get("crossbeam_arrayqueue", {}).get(16)
+    if ours16 and peer16:
+        if paired:
+            x = statistics.median(p / o for o, p in zip(ours16, peer16))
+        else:
+            x = statistics.median(peer16) / statistics.median(ours16)
+        lines.append(f"| MPMC {cross} k=16: ArrayQueue / ours (>= 10) | {x:.1f}x "
                      f"{'met' if x >= 10 else 'MISSED'} |")
     for group in ("2p2c", "2p2c_oversubscribed"):
         by_k = tables.get(group, {}).get("alf_mpmc")
@@ -162,7 +221,8 @@ def targets(tables):
         lines.append(row(f"MPMC {group}: slowest sample / median (<= 10)", sizes, tail))
     if not lines:
         return
-    print("\ntargets: ratios of medians per k; b = our bulk/burst through a Batch, w = in place "
+    print("\ntargets: ratios of medians per k (1p1c alternating: the median over the "
+          "repetitions of the ratio within each); b = our bulk/burst through a Batch, w = in place "
           "(`*_with`), c = chunks (`write_chunk`, `read_chunk`), s = one element per call, "
           "whichever of ours was fastest")
     print(head("target", sizes))
