@@ -15,6 +15,8 @@
 //! partner. "This side" is the side whose [`HeadTail`] the method runs on, "the other side" the
 //! one whose tail it reads.
 
+#[cfg(all(feature = "std", not(loom)))]
+use super::sync::wait_for_in_flight;
 use super::sync::{wait_for, AtomicU32, Ordering};
 
 /// One side's pair of free-running indices: `head` and the cached `other_tail` on one cache
@@ -135,6 +137,14 @@ impl HeadTail {
         } else {
             Ordering::Relaxed
         });
+        // In userspace, a multi side with operations in flight first lets them commit, and
+        // then reads `head` again (as A0): a scheduling aid, not part of the protocol (see
+        // `wait_for_in_flight`).
+        #[cfg(all(feature = "std", not(loom)))]
+        if MULTI && self.tail.load(Ordering::Relaxed) != head {
+            wait_for_in_flight(&self.tail, head);
+            head = self.head.load(Ordering::Acquire);
+        }
         loop {
             // C0: on a multi side, pairs with C1 of whichever operation of this side stored
             // the copy: the other side's operations up to that tail, which happen before its

@@ -113,8 +113,10 @@
 //!   progress is not lock-free in the strict sense. It is no worse than the C original or
 //!   `rte_ring`. With the `std` feature (the default) the waiters spin a bounded number of
 //!   times and then yield the CPU between reads, so that with more threads than CPUs they do
-//!   not take the CPU the descheduled thread needs; without it they spin with the pause hint.
-//!   The SPSC flavour stays wait-free.
+//!   not take the CPU the descheduled thread needs, and an operation that finds others in
+//!   flight on its side waits for them before it reserves, holding nothing, so that a waiter
+//!   that yields is not itself waited for; without `std` they spin with the pause hint. The
+//!   SPSC flavour stays wait-free.
 //! - **Index wrap-around.** A reservation is a compare-and-swap on a 32-bit index. A thread
 //!   stopped between reading the indices and its compare-and-swap for exactly 2^32 items'
 //!   worth of other operations on its side would see the CAS succeed against stale indices

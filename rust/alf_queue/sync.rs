@@ -50,7 +50,7 @@ pub(crate) fn wait_for(tail: &AtomicU32, expected: u32, order: Ordering) {
     }
     #[cfg(all(not(loom), feature = "std"))]
     if tail.load(order) != expected {
-        wait_slow(tail, expected, order);
+        wait_slow(tail, order, |t| t == expected);
     }
     #[cfg(loom)]
     while tail
@@ -65,8 +65,34 @@ pub(crate) fn wait_for(tail: &AtomicU32, expected: u32, order: Ordering) {
 #[cfg(all(feature = "std", not(loom)))]
 const SPINS_BEFORE_YIELD: u32 = 128;
 
-/// The loop of [`wait_for`] in userspace, out of line: it runs only when an earlier operation
-/// of this side is still copying.
+/// Waits, in userspace, until the operations of this side that had reserved up to `head` have
+/// committed: until `tail` has caught up with `head`. A multi side that finds `tail` behind
+/// `head` calls it before it reserves.
+///
+/// It is not part of the protocol (it orders nothing and is compiled out of the kernel and
+/// loom builds): it keeps a thread that will have to wait from waiting while it holds a
+/// reservation. In the commit wait a thread holds one, so that when it yields (with more
+/// spinning threads than CPUs) it becomes, descheduled, the predecessor that the next
+/// operation of its side waits for, and that one in turn yields holding its own: a convoy in
+/// which every operation costs a context switch, for as long as the threads keep arriving.
+/// Waiting here first, holding nothing, a thread yields without stalling anyone, and its
+/// commit wait is left with the operations that reserved in the meantime.
+///
+/// Only the operations in flight at the call are waited for, not those that start while it
+/// waits, so a busy side cannot keep a thread here for ever; and they do not wait for it.
+#[cfg(all(feature = "std", not(loom)))]
+#[cold]
+pub(crate) fn wait_for_in_flight(tail: &AtomicU32, head: u32) {
+    // The indices run free: `tail` has reached `head` when their difference, taken as a signed
+    // 32-bit number, is no longer positive.
+    wait_slow(tail, Ordering::Relaxed, |t| {
+        head.wrapping_sub(t) as i32 <= 0
+    });
+}
+
+/// The loop of [`wait_for`] and [`wait_for_in_flight`] in userspace, out of line: it runs
+/// only when an earlier operation of this side is still copying. It reads `tail` with
+/// `order` until `done` accepts what it read.
 ///
 /// The operation waited for may have been descheduled, and when there are more spinning
 /// threads than CPUs, spinning takes the CPU it needs to finish. After [`SPINS_BEFORE_YIELD`]
@@ -74,9 +100,9 @@ const SPINS_BEFORE_YIELD: u32 = 128;
 #[cfg(all(feature = "std", not(loom)))]
 #[cold]
 #[inline(never)]
-fn wait_slow(tail: &AtomicU32, expected: u32, order: Ordering) {
+fn wait_slow(tail: &AtomicU32, order: Ordering, done: impl Fn(u32) -> bool) {
     let mut spins = 0u32;
-    while tail.load(order) != expected {
+    while !done(tail.load(order)) {
         if spins < SPINS_BEFORE_YIELD {
             spins += 1;
             spin_loop();
