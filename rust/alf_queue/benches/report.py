@@ -182,22 +182,15 @@ def targets(tables):
     # queues of a ratio measured under the same conditions), else from criterion's medians.
     paired = ALTERNATING in tables
     cross = f"1p1c {'alternating' if paired else 'medians'}"
-    ratio_row("SPSC st: ours / faster of rtrb, ringbuf (<= 1)", "st",
-              OURS["spsc"], SPSC_PEERS, 1.0)
-    if paired:
-        paired_row(f"SPSC {cross}: ours / faster of rtrb, ringbuf (<= 1)",
-                   OURS["spsc"], SPSC_PEERS, 1.0)
-    else:
-        ratio_row(f"SPSC {cross}: ours / faster of rtrb, ringbuf (<= 1)", "1p1c",
-                  OURS["spsc"], SPSC_PEERS, 1.0)
-    ratio_row("MPMC st: ours / fastest of ArrayQueue, concurrent-queue (<= 1)", "st",
-              OURS["mpmc"], MPMC_PEERS, 1.0)
-    if paired:
-        paired_row(f"MPMC {cross}: ours / fastest of ArrayQueue, concurrent-queue (<= 1)",
-                   OURS["mpmc"], MPMC_PEERS, 1.0)
-    else:
-        ratio_row(f"MPMC {cross}: ours / fastest of ArrayQueue, concurrent-queue (<= 1)",
-                  "1p1c", OURS["mpmc"], MPMC_PEERS, 1.0)
+    for side, peers, which in (("SPSC", SPSC_PEERS, "faster of rtrb, ringbuf"),
+                               ("MPMC", MPMC_PEERS, "fastest of ArrayQueue, concurrent-queue")):
+        ours = OURS[side.lower()]
+        ratio_row(f"{side} st: ours / {which} (<= 1)", "st", ours, peers, 1.0)
+        label = f"{side} {cross}: ours / {which} (<= 1)"
+        if paired:
+            paired_row(label, ours, peers, 1.0)
+        else:
+            ratio_row(label, "1p1c", ours, peers, 1.0)
     rows = tables.get(ALTERNATING if paired else "1p1c", {})
     ours16, peer16 = rows.get("alf_mpmc", {}).get(16), rows.get("crossbeam_arrayqueue", {}).get(16)
     if ours16 and peer16:
