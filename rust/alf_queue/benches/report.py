@@ -56,53 +56,48 @@ def main(argv):
         with open(load) as f:
             print("load average (1, 5, 15 min) " + "; ".join(f.read().split("\n")).strip("; "))
     tables = {}
-    groups = list(GROUPS)
+    for group in GROUPS:
+        rows = criterion_rows(os.path.join(root, group))
+        if rows:
+            tables[group] = rows
     alternating = os.path.join(root, ALTERNATING + ".json")
     if os.path.exists(alternating):
-        groups.append(ALTERNATING)
-    for group in groups:
-        if group == ALTERNATING:
-            with open(alternating) as f:
-                rows = {impl: {int(k): ns for k, ns in by_k.items()}
-                        for impl, by_k in json.load(f).items()}
-            tables[group] = rows
-            sizes = sorted({k for by_k in rows.values() for k in by_k})
-            print(f"\n{group}: ns per element, median of the repetitions"
-                  + (" [min-max]" if spread else "")
-                  + "; the queues run in turns, the order rotated between repetitions")
-            print(head("queue", sizes))
-            for impl, by_k in rows.items():
-                print(row(impl, sizes, lambda k: by_k.get(k) and cell(by_k[k], spread)))
-            continue
-        gdir = os.path.join(root, group)
-        if not os.path.isdir(gdir):
-            continue
-        rows = {}
-        sizes = set()
-        for impl in sorted(os.listdir(gdir)):
-            idir = os.path.join(gdir, impl)
-            if impl == "report" or not os.path.isdir(idir):
-                continue
-            for k in os.listdir(idir):
-                if not k.isdigit():
-                    continue
-                try:
-                    ns = samples(os.path.join(idir, k))
-                except FileNotFoundError:
-                    continue
-                rows.setdefault(impl, {})[int(k)] = ns
-                sizes.add(int(k))
-        if not rows:
-            continue
-        tables[group] = rows
-        sizes = sorted(sizes)
-        print(f"\n{group}: ns per element, median of samples"
-              + (" [min-max]" if spread else ""))
+        with open(alternating) as f:
+            tables[ALTERNATING] = {impl: {int(k): ns for k, ns in by_k.items()}
+                                   for impl, by_k in json.load(f).items()}
+    for group, rows in tables.items():
+        sizes = sorted({k for by_k in rows.values() for k in by_k})
+        what = ("median of the repetitions" if group == ALTERNATING
+                else "median of samples")
+        print(f"\n{group}: ns per element, {what}" + (" [min-max]" if spread else "")
+              + ("; the queues run in turns, the order rotated between repetitions"
+                 if group == ALTERNATING else ""))
         print(head("queue", sizes))
         for impl, by_k in rows.items():
             print(row(impl, sizes, lambda k: by_k.get(k) and cell(by_k[k], spread)))
     targets(tables)
     return sanity(tables)
+
+
+def criterion_rows(gdir):
+    """{queue: {k: ns per element of each sample}} of the criterion group in `gdir`, empty if
+    it has none."""
+    rows = {}
+    if not os.path.isdir(gdir):
+        return rows
+    for impl in sorted(os.listdir(gdir)):
+        idir = os.path.join(gdir, impl)
+        if impl == "report" or not os.path.isdir(idir):
+            continue
+        for k in os.listdir(idir):
+            if not k.isdigit():
+                continue
+            try:
+                ns = samples(os.path.join(idir, k))
+            except FileNotFoundError:
+                continue
+            rows.setdefault(impl, {})[int(k)] = ns
+    return rows
 
 
 def cell(ns, spread):
