@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # make bench: provision, build the bench kernels of every kernel of KERNELS (6.12 and 7.3 by
-# default), boot them with the benchmark sample modules, collect what they print into
+# default; where UML has SMP, also um-bench-smp), boot them with the benchmark sample modules, collect what they print into
 # results/<bench>-<where>-<version>.{json,md,png}, print the markdown tables, and compare the
 # kernels (results/slab_bulk-kernels.md).  Nothing in results/ is replaced unless every run
 # loaded its modules and produced a complete, timeable table.
@@ -100,6 +100,22 @@ bench_kernel() {
 			collect uml "$runs/bench-uml-$KVER.log" um-bench \
 				"$host_cpu (UML), pinned to host CPU $cpu${probes:+ (probes:$probes)}" \
 				rust_slab_bulk_bench rust_alf_queue_bench rust_qmempool_bench rust_skb_free_bench
+			# Where UML has SMP (7.x), alf_queue again on two virtual CPUs: C's cmpxchg()
+			# keeps its LOCK prefix there, so MPMC is compared like for like at native speed.
+			# SMP UML runs its userspace in SECCOMP mode only.
+			if grep -q '^config SMP' "$TREE/arch/um/Kconfig"; then
+				"$PROJECT/scripts/kernel.sh" "$KVER" um-bench-smp
+				plan=$runs/bench-uml-smp-plan-$KVER.sh
+				cat >"$plan" <<-EOF
+					load $G_BUILD/um-bench-smp/samples/rust/rust_alf_queue_bench.ko $ALF_QUEUE_ARGS
+					unload rust_alf_queue_bench
+				EOF
+				log "$KVER: alf_queue in SMP UML (2 CPUs)"
+				RFL_TASKSET="taskset -c $cpu" "$PROJECT/scripts/uml-run.sh" "$KVER" um-bench-smp \
+					"$plan" "$runs/bench-uml-smp-$KVER.log" seccomp=on ncpus=2
+				collect uml-smp "$runs/bench-uml-smp-$KVER.log" um-bench-smp \
+					"$host_cpu (UML, 2 CPUs), pinned to host CPU $cpu" rust_alf_queue_bench
+			fi
 			;;
 		qemu)
 			"$PROJECT/scripts/kernel.sh" "$KVER" x86-smp

@@ -15,7 +15,7 @@ bulk) the minimum, median and maximum over the runs, and writes one record per g
 A run that cannot be timed (a timed run shorter than MIN_RUN_NS, or whose TSC rate strays from
 the others') fails the whole collection with the parameters to raise, and writes nothing.
 
-usage: collect.py LOG --where uml|qemu --kernel VERSION --config KERNEL/.config --out DIR
+usage: collect.py LOG --where uml|uml-smp|qemu --kernel VERSION --config KERNEL/.config --out DIR
        collect.py --compare DIR     (the kernels side by side: DIR/slab_bulk-kernels.md)
        collect.py --pps BOOT=LOG [--pps BOOT=LOG] --kernel VERSION --config KERNEL/.config --out DIR
                                     (make bench-pps: the shim's packets per second, on and off,
@@ -84,6 +84,11 @@ LAYOUT = {
             "the module's C file) loses its LOCK prefix, as in the C original's UP build, while "
             "Rust's core atomics keep it (mpmc_* pays two LOCK CMPXCHG per call, one per side, "
             "so MPMC bulk ours/C includes their cost; SPSC uses none, in Rust or C). "
+            "ptr_ring has no bulk produce: n ptr_ring_produce() + one "
+            "ptr_ring_consume_batched(n).",
+            "uml-smp": "UML with two CPUs (CONFIG_SMP): the C reference's cmpxchg() is a LOCK "
+            "CMPXCHG here as Rust's atomics are, so MPMC bulk ours/C compares like for like; "
+            "ptr_ring's spinlocks are real. The benchmark runs on one CPU, the other idles. "
             "ptr_ring has no bulk produce: n ptr_ring_produce() + one "
             "ptr_ring_consume_batched(n).",
             "qemu": "QEMU TCG, SMP: every variant pays its real locks (the C reference's "
@@ -544,7 +549,7 @@ def main():
     ap.add_argument("--compare", metavar="DIR", help="compare the kernels' tables in DIR")
     ap.add_argument("--pps", metavar="BOOT=LOG", action="append",
                     help="a boot of make bench-pps (default=LOG, slab_nomerge=LOG)")
-    ap.add_argument("--where", choices=["uml", "qemu"])
+    ap.add_argument("--where", choices=["uml", "uml-smp", "qemu"])
     ap.add_argument("--kernel", help="the kernel series (6.12, 7.3), part of the file names")
     ap.add_argument("--config", help="the kernel's .config")
     ap.add_argument("--out")

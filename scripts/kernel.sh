@@ -5,13 +5,14 @@
 #   um-test   UML, configs/kunit.config, through kunit.py (KUnit, doctests, KASAN, kmemleak,
 #             lockdep, failslab): the kernel `make test` runs.
 #   um-bench  UML defconfig + configs/um-bench.config (-O2, no debug options): every figure.
+#   um-bench-smp  um-bench + configs/um-bench-smp.config (2 CPUs; kernels whose UML has SMP).
 #   x86-smp   x86_64 tinyconfig + configs/x86-smp.config: bzImage and modules for QEMU.
 # The .config is regenerated only when its inputs change, so a changed .rs file rebuilds
 # incrementally.
 # usage: kernel.sh VERSION KIND
 . "$(dirname "$0")/lib.sh"
-use_kernel "${1:?usage: kernel.sh VERSION um-test|um-bench|x86-smp}"
-kind=${2:?usage: kernel.sh VERSION um-test|um-bench|x86-smp}
+use_kernel "${1:?usage: kernel.sh VERSION um-test|um-bench|um-bench-smp|x86-smp}"
+kind=${2:?usage: kernel.sh VERSION um-test|um-bench|um-bench-smp|x86-smp}
 out=$G_BUILD/$kind
 mkdir -p "$BUILD/$kind"
 # A shared lock on the tree: scripts/tree.sh (exclusive) cannot change it under a build.
@@ -21,11 +22,12 @@ jobs=$(nproc)
 
 case $kind in
 um-test) fragment=configs/kunit.config ;;
-um-bench) arch=um base=defconfig fragment=configs/um-bench.config targets="linux modules" ;;
+um-bench | um-bench-smp) arch=um base=defconfig fragment=configs/um-bench.config targets="linux modules" ;;
 x86-smp) arch=x86_64 base=tinyconfig fragment=configs/x86-smp.config targets="bzImage modules" ;;
 *) die "unknown kernel kind '$kind'" ;;
 esac
 fragments=("$fragment")
+[ "$kind" != um-bench-smp ] || fragments+=(configs/um-bench-smp.config)
 [ ! -f "$PROJECT/configs/$KVER/${fragment#configs/}" ] || fragments+=("configs/$KVER/${fragment#configs/}")
 
 if [ "$kind" = um-test ]; then
