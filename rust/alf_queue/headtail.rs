@@ -109,7 +109,7 @@ impl HeadTail {
     /// The other side's tail is first taken from this side's cached copy, `other_tail`, and
     /// read from the other side's cache line only when the copy shows fewer than `n` entries
     /// (or, on a multi side, an impossible number, because the copy is older than the tail
-    /// that justified the current head). A multi consumer keeps no copy and always reads it.
+    /// that justified the current head).
     ///
     /// With `MULTI` the reservation is a compare-and-swap on `head`; without, nothing is
     /// written to `head` here ([`HeadTail::update_tail`] stores it at the commit).
@@ -145,37 +145,25 @@ impl HeadTail {
             wait_for_in_flight(&self.tail, head);
             head = self.head.load(Ordering::Acquire);
         }
-        // A multi consumer keeps no copy: it reads the producers' tail on every call, as
-        // DPDK and the C original do. A consumer that keeps up has taken all it last saw, so
-        // its copy would show too few items nearly every time, and each refresh adds a
-        // compare and a release store to the line all consumers reserve on. A producer's copy
-        // goes short only when the ring is nearly full; a single side's copy is a plain load
-        // and store that no one else reads.
-        let use_copy = !MULTI || capacity != 0;
         loop {
             // C0: on a multi side, pairs with C1 of whichever operation of this side stored
             // the copy: the other side's operations up to that tail, which happen before its
             // A1, happen before our use of the slots. Relaxed on a single side: we stored it.
-            let cached = if use_copy {
-                self.other_tail.load(if MULTI {
-                    Ordering::Acquire
-                } else {
-                    Ordering::Relaxed
-                })
+            let cached = self.other_tail.load(if MULTI {
+                Ordering::Acquire
             } else {
-                head
-            };
+                Ordering::Relaxed
+            });
             let available = capacity.wrapping_add(cached).wrapping_sub(head);
             // On a multi side a copy older than the tail behind the current head gives a
             // "negative" (wrapped, larger than `size`) count: treat it as too few. `available`
             // is in `n ..= size` exactly when `available - n`, wrapping, is at most `size - n`:
             // one comparison instead of two.
-            let short = !use_copy
-                || if MULTI {
-                    available.wrapping_sub(n) > size - n
-                } else {
-                    available < n
-                };
+            let short = if MULTI {
+                available.wrapping_sub(n) > size - n
+            } else {
+                available < n
+            };
             // The copy shows room (items) for all `n`: the common case, without the clamp.
             let mut k = n;
             if short {
@@ -183,7 +171,7 @@ impl HeadTail {
                 // `update_tail`): the other side's accesses to the slots up to that tail
                 // happen before ours.
                 let tail = other.load(Ordering::Acquire);
-                if use_copy && (!MULTI || tail != cached) {
+                if !MULTI || tail != cached {
                     // C1: on a multi side, pairs with C0 of the next operation of this side
                     // (it inherits what our A1 acquired). Relaxed on a single side: only we
                     // read it. INVARIANT: A value the other tail has had, acquired by A1.

@@ -37,7 +37,7 @@ A1_SINGLE = "let tail = other.load(if MULTI { Ordering::Acquire } else { Orderin
 R0 = "self.tail.store(next, Ordering::Release);"
 A3 = "wait_for(&self.tail, head, Ordering::Acquire);"
 A0 = "let mut head = self.head.load(if MULTI {\n            Ordering::Acquire"
-C0 = "self.other_tail.load(if MULTI {\n                    Ordering::Acquire"
+C0 = "let cached = self.other_tail.load(if MULTI {\n                Ordering::Acquire"
 C1 = "if MULTI {\n                            Ordering::Release"
 STALE = "available.wrapping_sub(n) > size - n"
 AVAIL = "capacity.wrapping_add("
@@ -55,19 +55,15 @@ for side, other in (("prod", "cons"), ("cons", "prod")):
         f"{side}_nowait": (side, A3, "", f"the {side} commit wait removed"),
         f"{side}_a0r1": (side, A0, A0.replace(ACQ, RLX),
                          f"A0 of the multi-{side} reserve ({side}.head load) Acquire -> Relaxed"),
+        f"{side}_c0": (side, C0, C0.replace(ACQ, RLX),
+                       f"C0 of the multi-{side} reserve (cached {other}.tail load) Acquire -> Relaxed"),
+        f"{side}_c1": (side, C1, C1.replace(REL, RLX),
+                       f"C1 of the multi-{side} reserve (cached {other}.tail store) Release -> Relaxed"),
+        f"{side}_stale": (side, STALE, "available < n",
+                          f"the multi-{side} check for a cached {other}.tail older than its head removed"),
         f"{side}_offbyone": (side, AVAIL, "1u32.wrapping_add(capacity).wrapping_add(",
                              f"the {side} count of available entries off by one"),
     })
-# The cached copy of the other tail: on a multi side only the producer keeps one (see
-# `move_head`), so these mutants exist for the producer alone.
-MUTANTS.update({
-    "prod_c0": ("prod", C0, C0.replace(ACQ, RLX),
-                "C0 of the multi-prod reserve (cached cons.tail load) Acquire -> Relaxed"),
-    "prod_c1": ("prod", C1, C1.replace(REL, RLX),
-                "C1 of the multi-prod reserve (cached cons.tail store) Release -> Relaxed"),
-    "prod_stale": ("prod", STALE, "available < n",
-                   "the multi-prod check for a cached cons.tail older than its head removed"),
-})
 
 FUNCTIONS = ("move_head", "update_tail")
 

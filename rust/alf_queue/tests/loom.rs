@@ -375,18 +375,16 @@ fn mpmc_2p1c_stale_copy() {
     });
 }
 
-/// The consumers' counterpart of `mpmc_2p1c_stale_copy`: a bulk and a single consumer race
-/// with a producer that commits one item at a time, and neither may take a slot that holds no
-/// item yet. MPMC consumers keep no copy of `prod.tail` (see `HeadTail::move_head`), so this
-/// checks that each reads the tail afresh: a consumer that kept one could find it older than
-/// the tail behind `cons.head`.
+/// The consumers' counterpart of `mpmc_2p1c_stale_copy`: two consumers store their copies of
+/// `prod.tail` in the wrong order, and the one that finds a copy older than the tail behind
+/// `cons.head` must read the real tail again, not take slots that hold no item yet.
 #[test]
 fn mpmc_1p2c_stale_copy() {
     model(
         "the bulk consumer got two items while the producer ran",
         || {
             let q = Arc::new(MpmcQueue::<Item, 2>::new());
-            // `prod.tail` and `cons.head` are 1, the ring is empty.
+            // The consumers' copy of `prod.tail` is 1, `cons.head` is 1, the ring is empty.
             assert!(q.enqueue(item(100)).is_ok());
             assert_eq!(q.dequeue().map(|it| *it), Some(100));
             let bulk = {
