@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # make bench: provision, build the bench kernels of every kernel of KERNELS (6.12 and 7.3 by
-# default; where UML has SMP, also um-bench-smp), boot them with the benchmark sample modules, collect what they print into
-# results/<bench>-<where>-<version>.{json,md,png}, print the markdown tables, and compare the
-# kernels (results/slab_bulk-kernels.md).  Nothing in results/ is replaced unless every run
+# default; where UML has SMP, also um-bench-smp), boot them with the benchmark sample modules,
+# collect what they print into results/<bench>-<where>-<version>.{json,md,png}, print the
+# markdown tables, and compare the kernels (results/slab_bulk-kernels.md).  Nothing in results/ is replaced unless every run
 # loaded its modules and produced a complete, timeable table.
 #
 # Module parameters are set at run time, without a rebuild:
@@ -70,6 +70,38 @@ pick_cpu() {
 	echo "$best$probes"
 }
 
+# The parameters of each sample module in UML.
+uml_module_args() {
+	case $1 in
+	rust_slab_bulk_bench) echo "$SLAB_BULK_ARGS" ;;
+	rust_alf_queue_bench) echo "$ALF_QUEUE_ARGS" ;;
+	rust_qmempool_bench) echo "$QMEMPOOL_ARGS" ;;
+	rust_skb_free_bench) echo "$SKB_FREE_ARGS" ;;
+	*) die "no parameters known for $1" ;;
+	esac
+}
+
+# uml_bench KIND WHERE CPU DESCRIPTION MODULE... [-- KERNEL_ARG...]: boots the UML kernel KIND
+# pinned to host CPU CPU, loads and unloads each MODULE in turn with its parameters, and
+# collects the tables as WHERE (results/<bench>-WHERE-<version>).
+uml_bench() {
+	local kind=$1 where=$2 cpu=$3 desc=$4 m args mods=()
+	local plan=$runs/bench-$where-plan-$KVER.sh logf=$runs/bench-$where-$KVER.log
+	shift 4
+	while [ $# -gt 0 ] && [ "$1" != -- ]; do
+		mods+=("$1")
+		shift
+	done
+	[ $# -eq 0 ] || shift
+	: >"$plan"
+	for m in "${mods[@]}"; do
+		args=$(uml_module_args "$m")
+		printf 'load %s %s\nunload %s\n' "$G_BUILD/$kind/samples/rust/$m.ko" "$args" "$m" >>"$plan"
+	done
+	RFL_TASKSET="taskset -c $cpu" "$PROJECT/scripts/uml-run.sh" "$KVER" "$kind" "$plan" "$logf" "$@"
+	collect "$where" "$logf" "$kind" "$desc" "${mods[@]}"
+}
+
 bench_kernel() {
 	use_kernel "$1"
 	"$PROJECT/scripts/tree.sh" "$KVER"
@@ -83,21 +115,8 @@ bench_kernel() {
 				read -r cpu probes < <(pick_cpu)
 				log "$KVER: UML pinned to host CPU $cpu (probes:$probes)"
 			fi
-			plan=$runs/bench-uml-plan-$KVER.sh
-			cat >"$plan" <<-EOF
-				load $G_BUILD/um-bench/samples/rust/rust_slab_bulk_bench.ko $SLAB_BULK_ARGS
-				unload rust_slab_bulk_bench
-				load $G_BUILD/um-bench/samples/rust/rust_alf_queue_bench.ko $ALF_QUEUE_ARGS
-				unload rust_alf_queue_bench
-				load $G_BUILD/um-bench/samples/rust/rust_qmempool_bench.ko $QMEMPOOL_ARGS
-				unload rust_qmempool_bench
-				load $G_BUILD/um-bench/samples/rust/rust_skb_free_bench.ko $SKB_FREE_ARGS
-				unload rust_skb_free_bench
-			EOF
 			log "$KVER: benchmarks in UML (this takes a few minutes)"
-			RFL_TASKSET="taskset -c $cpu" "$PROJECT/scripts/uml-run.sh" "$KVER" um-bench "$plan" \
-				"$runs/bench-uml-$KVER.log"
-			collect uml "$runs/bench-uml-$KVER.log" um-bench \
+			uml_bench um-bench uml "$cpu" \
 				"$host_cpu (UML), pinned to host CPU $cpu${probes:+ (probes:$probes)}" \
 				rust_slab_bulk_bench rust_alf_queue_bench rust_qmempool_bench rust_skb_free_bench
 			# Where UML has SMP (7.x), alf_queue again on two virtual CPUs: C's cmpxchg()
@@ -105,16 +124,10 @@ bench_kernel() {
 			# SMP UML runs its userspace in SECCOMP mode only.
 			if grep -q '^config SMP' "$TREE/arch/um/Kconfig"; then
 				"$PROJECT/scripts/kernel.sh" "$KVER" um-bench-smp
-				plan=$runs/bench-uml-smp-plan-$KVER.sh
-				cat >"$plan" <<-EOF
-					load $G_BUILD/um-bench-smp/samples/rust/rust_alf_queue_bench.ko $ALF_QUEUE_ARGS
-					unload rust_alf_queue_bench
-				EOF
 				log "$KVER: alf_queue in SMP UML (2 CPUs)"
-				RFL_TASKSET="taskset -c $cpu" "$PROJECT/scripts/uml-run.sh" "$KVER" um-bench-smp \
-					"$plan" "$runs/bench-uml-smp-$KVER.log" seccomp=on ncpus=2
-				collect uml-smp "$runs/bench-uml-smp-$KVER.log" um-bench-smp \
-					"$host_cpu (UML, 2 CPUs), pinned to host CPU $cpu" rust_alf_queue_bench
+				uml_bench um-bench-smp uml-smp "$cpu" \
+					"$host_cpu (UML, 2 CPUs), pinned to host CPU $cpu" \
+					rust_alf_queue_bench -- seccomp=on ncpus=2
 			fi
 			;;
 		qemu)

@@ -41,6 +41,10 @@ MIN_RUN_NS = 1_000_000
 INIT = re.compile(r"rfl_guest: init up: (?P<release>\S+)")
 CPU = re.compile(r"rfl_guest: cpu (?P<cpu>.+?)\s*$")
 
+# What the alf_queue table's ptr_ring column measures, wherever it runs.
+PTR_RING_NOTE = ("ptr_ring has no bulk produce: n ptr_ring_produce() + one "
+                 "ptr_ring_consume_batched(n).")
+
 # How each benchmark's table is laid out: the variants in column order, and the ratios shown
 # (numerator variant, denominator variant, column title); optionally the decimals of the
 # cycles cells ("digits", 1 by default) and a note printed under the title, per "where".
@@ -84,13 +88,11 @@ LAYOUT = {
             "the module's C file) loses its LOCK prefix, as in the C original's UP build, while "
             "Rust's core atomics keep it (mpmc_* pays two LOCK CMPXCHG per call, one per side, "
             "so MPMC bulk ours/C includes their cost; SPSC uses none, in Rust or C). "
-            "ptr_ring has no bulk produce: n ptr_ring_produce() + one "
-            "ptr_ring_consume_batched(n).",
+            + PTR_RING_NOTE,
             "uml-smp": "UML with two CPUs (CONFIG_SMP): the C reference's cmpxchg() is a LOCK "
             "CMPXCHG here as Rust's atomics are, so MPMC bulk ours/C compares like for like; "
             "ptr_ring's spinlocks are real. The benchmark runs on one CPU, the other idles. "
-            "ptr_ring has no bulk produce: n ptr_ring_produce() + one "
-            "ptr_ring_consume_batched(n).",
+            + PTR_RING_NOTE,
             "qemu": "QEMU TCG, SMP: every variant pays its real locks (the C reference's "
             "cmpxchg() is a LOCK CMPXCHG too); for shape, not for absolute figures.",
         },
