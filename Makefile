@@ -63,7 +63,8 @@ fuzz:
 	FUZZ_CASES=$(FUZZ_CASES) nice -n 10 cargo test --release -p kernel --test model_fuzz -- \
 		--nocapture --test-threads=2
 
-## rustfmt, clippy (userspace and the kernel build with CLIPPY=1), checkpatch on the C.
+## rustfmt, clippy (userspace and the kernel build with CLIPPY=1), rustdoc (cargo doc and the
+## kernel's make rustdoc), checkpatch on the series and the C.
 check: tree
 	scripts/check.sh
 

@@ -3,6 +3,8 @@
 #   - rustfmt: the kernel's 'make rustfmtcheck' (our files are in the tree), cargo fmt --check;
 #   - clippy: cargo clippy on the userspace workspace, and the kernel's Rust (the `kernel`
 #     crate with slab_bulk, alf_queue and the selftests, and the samples) with CLIPPY=1;
+#   - rustdoc: cargo doc on the userspace workspace and the kernel's 'make rustdoc', without a
+#     warning in the project's docs;
 #   - checkpatch.pl --strict on each kernel's patch series (patches/<version>/) and on the
 #     samples' C files.
 # The kernel gates run on each kernel of KERNELS.
@@ -19,6 +21,8 @@ gate() {
 gate "cargo fmt --check" cargo fmt --manifest-path "$PROJECT/Cargo.toml" --all --check
 gate "cargo clippy" cargo clippy --manifest-path "$PROJECT/Cargo.toml" --workspace --all-targets \
 	--release -- -D warnings
+gate "cargo doc" env RUSTDOCFLAGS="-D warnings" cargo doc --manifest-path "$PROJECT/Cargo.toml" \
+	--workspace --no-deps -q
 # CLIPPY=1 rebuilds the Rust objects through clippy-driver; a warning in the project's code is
 # a failure here, one in the kernel's own code is listed (clippy_ours.py tells them apart).
 clippy_kernel() {
@@ -30,12 +34,22 @@ clippy_kernel() {
 		-j"$(nproc)" rust/ samples/rust/ 2>&1) || { echo "$out" | tail -30; return 1; }
 	echo "$out" | python3 "$PROJECT/scripts/clippy_ours.py" "$BUILD/$kind"
 }
+# rustdoc: the kernel crate's documentation, as upstream's `make rustdoc` builds it (the
+# target always reruns rustdoc); a warning in the project's docs, such as a broken intra-doc
+# link, is a failure, as for clippy.
+rustdoc_kernel() {
+	local out
+	out=$(krun make -C "$G_TREE" O="$G_BUILD/x86-smp" ARCH=x86_64 LLVM="$LLVM" -j"$(nproc)" \
+		rustdoc 2>&1) || { echo "$out" | tail -30; return 1; }
+	echo "$out" | python3 "$PROJECT/scripts/clippy_ours.py" "$BUILD/x86-smp"
+}
 for k in $KERNELS; do
 	use_kernel "$k"
 	"$PROJECT/scripts/tree.sh" "$KVER"
 	gate "$KVER kernel rustfmtcheck" krun make -s -C "$G_TREE" O="$G_BUILD/x86-smp" LLVM="$LLVM" rustfmtcheck
 	gate "$KVER kernel clippy (x86_64: samples, slab_bulk, alf_queue)" clippy_kernel x86-smp x86_64
 	gate "$KVER kernel clippy (UML test: the fault-injection selftests)" clippy_kernel um-test um
+	gate "$KVER kernel rustdoc (the kernel crate's documentation)" rustdoc_kernel
 	gate "$KVER checkpatch.pl --strict patches/$KVER" krun perl "$G_TREE/scripts/checkpatch.pl" \
 		--no-tree --strict $(cd "$PROJECT" && printf "$G_PROJECT/%s " "patches/$KVER"/*.patch)
 done

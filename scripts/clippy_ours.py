@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
-"""Splits a kernel build's rustc/clippy output into the diagnostics of the project's code and
-the others, for `make check` (scripts/check.sh).
+"""Splits a kernel build's rustc, clippy or rustdoc output into the diagnostics of the project's
+code and the others, for `make check` (scripts/check.sh).
 
     clippy_ours.py BUILD_DIR < build-output
 

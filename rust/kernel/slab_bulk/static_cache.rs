@@ -55,8 +55,8 @@ use core::sync::atomic::{AtomicPtr, AtomicU8, Ordering};
 
 /// A cache declared once, for the whole life of a module: the type names the cache.
 ///
-/// Implemented by [`static_cache!`], which declares the type and its slot; write it by hand
-/// only as that macro does.
+/// Implemented by [`static_cache!`](crate::static_cache), which declares the type and its slot;
+/// write it by hand only as that macro does.
 ///
 /// # Safety
 ///
