@@ -1,12 +1,17 @@
 // SPDX-License-Identifier: GPL-2.0
 
 //! Benchmark of [`kernel::alf_queue`] against the kernel's `ptr_ring` and against a C reference
-//! of the C original, after prototype-kernel's `alf_queue_bench` (seed 002).
+//! of the C original, after prototype-kernel's `kernel/lib/alf_queue_bench01.c`.
 //!
 //! One thread, enqueue then dequeue: for each bulk size `n`, `n` elements go into a queue of
 //! [`RING`] slots and come out again, in a loop, eight ways, interleaved within each repetition.
 //! Repetition `r` starts at variant `r mod 8` of [`Variant::ALL`] and goes round from there, so
-//! that no variant always runs first or right after the same one:
+//! that no variant always runs first or right after the same one. The data the loops work on
+//! (the queues, the C rings, the arrays and the batch) is allocated [`PLACEMENTS`] times, and
+//! repetition `r` uses set `r mod PLACEMENTS`: with one set, a cell's figure depended on where
+//! that boot's allocations happened to land (the same module in another boot moved single
+//! cells by up to 1.5 times, each variant its own way), so the medians are taken over several
+//! placements of the data instead of one. The variants:
 //!
 //! - `mpmc_single`, `spsc_single`: [`MpmcQueue`] or [`SpscQueue`], `n` single `enqueue` calls
 //!   then `n` single `dequeue` calls (the C original's "ALF-multi" loop);
@@ -55,7 +60,8 @@
 //! Parameters (`insmod rust_alf_queue_bench.ko bulk=1,8,16 elems=1000000 runs=5`):
 //! - `bulk`: the bulk sizes, a comma-separated list (at most [`MAX_BULK`] each);
 //! - `elems`: elements per timed run (the loop count is `elems / n`);
-//! - `runs`: timed repetitions per bulk size and variant (after one untimed warm-up).
+//! - `runs`: timed repetitions per bulk size and variant (after one untimed warm-up of every
+//!   set of data).
 //!
 //! It prints one `rfl_bench:` line per run and stays loaded; unload it with `rmmod`.
 
@@ -203,7 +209,10 @@ impl Drop for CRing {
     }
 }
 
-/// Everything the timed loops work on, allocated once.
+/// How many sets of data ([`Setting`]) the repetitions go round; see the module docs.
+const PLACEMENTS: usize = 4;
+
+/// Everything the timed loops work on, allocated once per placement.
 struct Setting {
     mpmc: KBox<MpmcQueue<Item, RING>>,
     spsc: KBox<SpscQueue<Item, RING>>,
@@ -405,7 +414,10 @@ impl kernel::Module for AlfQueueBench {
                 *ptr::addr_of!(RUNS),
             )
         };
-        let mut s = Setting::new()?;
+        let mut settings = KVec::with_capacity(PLACEMENTS, GFP_KERNEL)?;
+        for _ in 0..PLACEMENTS {
+            settings.push(Setting::new()?, GFP_KERNEL)?;
+        }
         pr_info!(
             "rfl_bench: start bench=alf_queue elems={} runs={} ring={}\n",
             elems,
@@ -422,16 +434,27 @@ impl kernel::Module for AlfQueueBench {
                 continue;
             }
             let loops = (elems / n).max(1);
-            s.check_c_reference(n, loops)?;
+            for s in settings.iter_mut() {
+                s.check_c_reference(n, loops)?;
+            }
             for run in 0..=runs {
-                // Each repetition starts one variant further on (see the module docs).
-                let first = run as usize % Variant::ALL.len();
-                for j in 0..Variant::ALL.len() {
-                    let variant = Variant::ALL[(first + j) % Variant::ALL.len()];
-                    let r = s.measure(variant, n, loops)?;
-                    // Run 0 warms the caches up and is not reported.
-                    if run > 0 {
-                        bench::report("alf_queue", variant.name(), n, run, &r);
+                // Run 0 warms every set of data up and is not reported; run `r` uses set
+                // `r mod PLACEMENTS` (see the module docs).
+                let sets = if run == 0 {
+                    &mut settings[..]
+                } else {
+                    let i = run as usize % PLACEMENTS;
+                    &mut settings[i..=i]
+                };
+                for s in sets.iter_mut() {
+                    // Each repetition starts one variant further on (see the module docs).
+                    let first = run as usize % Variant::ALL.len();
+                    for j in 0..Variant::ALL.len() {
+                        let variant = Variant::ALL[(first + j) % Variant::ALL.len()];
+                        let r = s.measure(variant, n, loops)?;
+                        if run > 0 {
+                            bench::report("alf_queue", variant.name(), n, run, &r);
+                        }
                     }
                 }
             }

@@ -20,7 +20,7 @@
 //!   default: on a shared machine the median of 11 still moved by a few percent between runs);
 //! - `nomerge`: 1 (default) to create the cache with `SLAB_NO_MERGE`, 0 to let SLUB merge it
 //!   into a compatible cache (on UML, `:0000256`, whose slabs hold another user's objects too;
-//!   seed 000's case for a cache of one's own);
+//!   the case for a cache of one's own in the `slab_nomerge` thread of 2015);
 //! - `atomic`: 1 (default) to allocate with `GFP_ATOMIC` as the C original and the networking
 //!   code it models do, 0 for `GFP_KERNEL`;
 //! - `fresh`: 1 (default) to create the cache anew for every timed run and destroy it after, as
@@ -49,10 +49,10 @@ bench::sample_module! {
     description: "Benchmark: slab bulk alloc/free, C API vs kernel::slab_bulk",
 }
 
-/// The largest bulk size, as in the seed's table.
+/// The largest bulk size, as in `slab_bulk_test01`'s table.
 const MAX_BULK: usize = 4096;
 
-/// The object: 256 bytes, like the seed's skbs.
+/// The object: 256 bytes, the skb size of `slab_bulk_test01`.
 type Object = [u8; 256];
 type Batch<'c> = ObjBatch<'c, MaybeUninit<Object>, MAX_BULK>;
 type Single<'c> = Option<Obj<'c, MaybeUninit<Object>>>;

@@ -10,9 +10,10 @@ use core::ptr;
 /// Collects objects one at a time and frees them with one `kmem_cache_free_bulk` once `N` are
 /// gathered, when told ([`FreeBatch::flush`]) or when dropped.
 ///
-/// This is the pattern of a NIC driver's TX completion (seed 004: ixgbe bulk-frees up to 32
-/// skbs per cleanup): objects finish one by one, and freeing them together lets the allocator
-/// rebuild per-slab freelists in one go instead of one `cmpxchg` per object.
+/// This is the pattern of a NIC driver's TX completion (in the ixgbe bulk-free RFC of 2015,
+/// ixgbe frees up to 32 skbs per cleanup in bulk): objects finish one by one, and freeing them
+/// together lets the allocator rebuild per-slab freelists in one go instead of one `cmpxchg`
+/// per object.
 ///
 /// The batch serves one cache. An object of another cache is freed on its own at once, to its
 /// own cache, so nothing ever goes back to the wrong cache.

@@ -75,7 +75,7 @@ pub(crate) use selftests;
 /// The capacity of the batches under test: bulk sizes 1..=CAP are exercised.
 const CAP: usize = 64;
 
-/// The skb-sized object of seed 003.
+/// The skb-sized object of prototype-kernel's `slab_bulk_test01` (256 bytes).
 type Obj256 = [u64; 32];
 
 /// An object that counts its drops.
