@@ -2,8 +2,9 @@
 # make bench: provision, build the bench kernels of every kernel of KERNELS (6.12 and 7.3 by
 # default; where UML has SMP, also um-bench-smp), boot them with the benchmark sample modules,
 # collect what they print into results/<bench>-<where>-<version>.{json,md,png}, print the
-# markdown tables, and compare the kernels (results/slab_bulk-kernels.md).  Nothing in results/ is replaced unless every run
-# loaded its modules and produced a complete, timeable table.
+# markdown tables, and compare the kernels (results/slab_bulk-kernels.md).  Nothing in
+# results/ is replaced unless every run loaded its modules and produced a complete, timeable
+# table.
 #
 # Module parameters are set at run time, without a rebuild:
 #   SLAB_BULK_ARGS       for rust_slab_bulk_bench in UML  (e.g. "bulk=1,8,16 runs=9")
