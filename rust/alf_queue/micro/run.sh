@@ -8,7 +8,8 @@
 set -eu
 cd "$(dirname "$0")"
 bin=./target/release/alf_queue_micro
-[ -x $bin ] || cargo build -q --release
+# Always through cargo: a binary left from older sources would count their instructions.
+cargo build -q --release
 mode=${1:-ir}
 if [ "$mode" = ir ]; then E=${E:-200000}; else E=${E:-8388608}; fi
 R=${R:-3}
