@@ -103,6 +103,10 @@ struct SlabState {
     slabs: Vec<(usize, Layout)>,
     /// `kmem_cache_destroy` found live objects and kept the cache for them.
     kept_by_destroy: bool,
+    /// `kmem_cache_destroy` releases the cache even with live objects, leaking their slabs:
+    /// what SLUB does without `CONFIG_SLUB_DEBUG` (full slabs are on no list, so its shutdown
+    /// sees none) and for objects KFENCE handed out (they are in no slab).
+    destroy_misses_live: bool,
 }
 
 impl SlabState {
@@ -178,6 +182,16 @@ pub unsafe fn kmem_cache_destroy(s: *mut kmem_cache) {
     // SAFETY: `s` came from `__kmem_cache_create_args` and is destroyed once.
     let cache = unsafe { &*s };
     let mut st = cache.lock();
+    if !st.live.is_empty() && st.destroy_misses_live {
+        // The shutdown saw no object: the slabs that hold the live ones are leaked, and the
+        // struct is released under them.
+        st.slabs.clear();
+        drop(st);
+        // SAFETY: As below; freeing one of the live objects to `s` is now a use after free.
+        drop(unsafe { Box::from_raw(s) });
+        CACHES_RELEASED.with(|n| n.set(n.get() + 1));
+        return;
+    }
     if !st.live.is_empty() {
         // The kernel says "Slab cache still has objects" and keeps the whole cache (on
         // `shutdown_cache()` failure the `struct kmem_cache` is not released): the live
@@ -195,6 +209,13 @@ pub unsafe fn kmem_cache_destroy(s: *mut kmem_cache) {
     drop(st);
     // SAFETY: No object is live and the caller uses `s` no more: the cache is released.
     drop(unsafe { Box::from_raw(s) });
+    CACHES_RELEASED.with(|n| n.set(n.get() + 1));
+}
+
+thread_local! {
+    /// The caches that `kmem_cache_destroy` released on this thread (the tests' own count:
+    /// each test runs on a thread of its own).
+    pub static CACHES_RELEASED: core::cell::Cell<usize> = const { core::cell::Cell::new(0) };
 }
 
 /// Objects left alive in destroyed caches, over the whole process.
@@ -381,6 +402,14 @@ pub unsafe fn kmem_cache_free_bulk(s: *mut kmem_cache, size: usize, p: *mut *mut
         // SAFETY: As above.
         unsafe { entry.write(BULK_FREE_POISON) };
     }
+}
+
+/// Twin only: makes `kmem_cache_destroy` of `s` miss its live objects, as SLUB does without
+/// `CONFIG_SLUB_DEBUG` or for KFENCE's objects (see `SlabState::destroy_misses_live`).
+pub unsafe fn kmem_cache_destroy_misses_live(s: *mut kmem_cache) {
+    // SAFETY: The caller passes a live cache.
+    let s = unsafe { &*s };
+    s.lock().destroy_misses_live = true;
 }
 
 /// The project's C helper: objects of `s` allocated right now.

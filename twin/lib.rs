@@ -27,6 +27,14 @@ pub use alf_queue;
 #[cfg(doctest)]
 pub mod compile_fail;
 
+/// `kernel::pr_warn!`: to standard error here.
+#[macro_export]
+macro_rules! pr_warn {
+    ($($arg:tt)*) => {
+        ::std::eprint!($($arg)*)
+    };
+}
+
 /// `kernel::kunit_assert!`: the assertion the shared tests use; `assert!` here.
 #[macro_export]
 macro_rules! kunit_assert {

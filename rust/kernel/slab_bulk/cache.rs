@@ -225,7 +225,8 @@ impl<T> Drop for KmemCache<T> {
     fn drop(&mut self) {
         // SAFETY: The cache is live and destroyed only here (type invariant). No object or
         // batch borrows it any more: they hold `&Cache<T>` borrowed from `self`. An object that
-        // was leaked with `mem::forget` makes the C side warn and keep the cache, which is safe.
+        // was leaked with `mem::forget` is never used again, so it does not matter whether the
+        // C side finds it (and warns and keeps the cache) or not (and leaks its slab).
         unsafe { bindings::kmem_cache_destroy(self.cache.as_ptr().cast()) };
     }
 }

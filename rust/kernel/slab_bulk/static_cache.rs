@@ -19,13 +19,15 @@
 //!   allocation, and every bulk API ([`ObjBatch`], [`FreeBatch`]) works as before on the
 //!   registration's [`Cache`], with borrowed objects;
 //! - a [`StaticObj`] uses the slot's pointer only to free itself, that is only while it is a
-//!   live object of the cache; should the registration be dropped while some are alive,
-//!   `kmem_cache_destroy` finds them, warns ("Slab cache still has objects") and keeps the
-//!   `struct kmem_cache` (`mm/slab_common.c`, 6.12 and 7.x: when `__kmem_cache_shutdown` fails
-//!   the cache is not released), so the pointer stays valid: a leak and a warning, never a use
-//!   after free;
+//!   live object of the cache. The slot counts the live ones, and a registration dropped while
+//!   some are alive does not destroy the cache: it warns and leaks it, so the pointer stays
+//!   valid for them (a leak and a warning, never a use after free). `kmem_cache_destroy`'s own
+//!   check ("Slab cache still has objects") cannot be relied on for this: without
+//!   `CONFIG_SLUB_DEBUG` SLUB counts only partial slabs, not full ones, and KFENCE's objects
+//!   are in no slab, so the destroy can succeed with objects alive and free the `struct
+//!   kmem_cache` they would be freed to;
 //! - a slot is registered once per boot: a second registration, also after the first was
-//!   dropped, is `EBUSY`, as objects that a failed destroy left behind would otherwise be freed
+//!   dropped, is `EBUSY`, as objects that outlived the first would otherwise be freed
 //!   to the new cache, or be given back to its batches.
 //!
 //! No `&'static Cache<T>` is ever handed out: with one, an empty [`ObjBatch`] or a copied
@@ -34,11 +36,16 @@
 //! [`ObjBatch`]: super::ObjBatch
 //! [`FreeBatch`]: super::FreeBatch
 //!
-//! The remaining rule is the one every module already follows for its code: a [`StaticObj`]
-//! must not be being dropped on another CPU while its registration is dropped (its drop is the
-//! module's code, and `kmem_cache_free` may still touch the cache after the object counts as
-//! free). Keep the registration in the module's state, dropped at module exit, after the work
-//! that holds objects has been stopped.
+//! A [`StaticObj`] leaves the count only once its `kmem_cache_free` has returned (which may
+//! still touch the cache after the object counts as free in the slab), so a registration
+//! dropped on one CPU while a [`StaticObj`] is dropped on another either sees it and keeps the
+//! cache, or destroys it after that free. The count costs two atomic operations on the slot's
+//! shared line per [`StaticObj`] (one when made, one when freed or turned back into an
+//! [`Obj`]); objects that stay borrowed ([`Obj`], batches) do not pay it.
+//!
+//! The rule left is the one every module already follows for its code: a [`StaticObj`] must be
+//! dropped before the module's code goes (its drop is that code). Keep the registration in the
+//! module's state, dropped at module exit, after the work that holds objects has stopped.
 
 use super::cache::{self, Cache, CacheFlags};
 use super::object::{drop_and_free, Obj};
@@ -51,7 +58,7 @@ use core::marker::PhantomData;
 use core::mem::ManuallyDrop;
 use core::ops::{Deref, DerefMut};
 use core::ptr::{self, NonNull};
-use core::sync::atomic::{AtomicPtr, AtomicU8, Ordering};
+use core::sync::atomic::{AtomicPtr, AtomicU8, AtomicUsize, Ordering};
 
 /// A cache declared once, for the whole life of a module: the type names the cache.
 ///
@@ -91,7 +98,7 @@ const UNINIT: u8 = 0;
 const CREATING: u8 = 1;
 /// The registration is alive; the slot's pointer is its cache.
 const LIVE: u8 = 2;
-/// The registration was dropped; the pointer is kept for the objects a failed destroy left.
+/// The registration was dropped; the pointer is kept for the objects that outlived it.
 const RETIRED: u8 = 3;
 
 /// Where a [`StaticCache`] keeps its C cache: a `static`, made by [`CacheSlot::new`].
@@ -101,20 +108,24 @@ const RETIRED: u8 = 3;
 /// `state` moves only forward, `UNINIT -> CREATING -> LIVE -> RETIRED`, except `CREATING ->
 /// UNINIT` when creating the cache failed. In `LIVE` and `RETIRED`, `cache` is the cache that
 /// the slot's one registration created, suitable for the type's `Item`, never changed again;
-/// in `RETIRED` it was given to `kmem_cache_destroy`, and is still valid if objects were left.
+/// in `RETIRED` it was destroyed if no [`StaticObj`] was alive, and is valid for ever if some
+/// were. `live` is at least the number of [`StaticObj`]s of the slot whose drop has not
+/// finished freeing the object (more only while one is being made or turned back).
 pub struct CacheSlot {
     cache: AtomicPtr<bindings::kmem_cache>,
     state: AtomicU8,
+    live: AtomicUsize,
 }
 
 impl CacheSlot {
     /// Creates an unregistered slot.
     #[expect(clippy::new_without_default)]
     pub const fn new() -> Self {
-        // INVARIANT: `UNINIT`.
+        // INVARIANT: `UNINIT`, no object.
         Self {
             cache: AtomicPtr::new(ptr::null_mut()),
             state: AtomicU8::new(UNINIT),
+            live: AtomicUsize::new(0),
         }
     }
 
@@ -154,9 +165,10 @@ impl fmt::Debug for CacheSlot {
 /// assert!(RequestCache::FLAGS == CacheFlags::HWCACHE_ALIGN | CacheFlags::NO_MERGE);
 /// ```
 ///
-/// declares `struct RequestCache;` (with the visibility written) and its `StaticCache` implementation with a static slot
-/// of its own. The flags are one or more `CacheFlags` constants joined by `|`. The cache is
-/// created by [`CacheRegistration::new`] (`RequestCache::register()`), in the module's init.
+/// declares `struct RequestCache;` (with the visibility written) and its `StaticCache`
+/// implementation with a static slot of its own. The flags are one or more `CacheFlags`
+/// constants joined by `|`. The cache is created by [`CacheRegistration::new`]
+/// (`RequestCache::register()`), in the module's init.
 #[macro_export]
 macro_rules! static_cache {
     (
@@ -262,8 +274,8 @@ impl<C: StaticCache> CacheRegistration<C> {
     ///
     /// Errors as [`KmemCache::new`] (`EINVAL`, `ENOMEM`; the slot can then be registered
     /// again), and `EBUSY` if `C` has been registered before in this boot, also if that
-    /// registration was dropped: objects that its failed destroy left behind would otherwise go
-    /// back to the new cache.
+    /// registration was dropped: objects that outlived it would otherwise go back to the new
+    /// cache.
     ///
     /// [`KmemCache::new`]: super::KmemCache::new
     pub fn new() -> Result<Self> {
@@ -334,12 +346,25 @@ impl<C: StaticCache> Deref for CacheRegistration<C> {
 
 impl<C: StaticCache> Drop for CacheRegistration<C> {
     fn drop(&mut self) {
-        // SAFETY: The cache is live and destroyed only here (type invariant). No allocation is
-        // running and no borrowed object or batch is left: they borrow `self`. Objects kept as
-        // `StaticObj`s make the C side warn and keep the cache, which they then still free to.
-        unsafe { bindings::kmem_cache_destroy(self.cache.as_ptr().cast()) };
-        // INVARIANT: `LIVE -> RETIRED`; the pointer stays, for the objects a failed destroy left.
-        C::slot().state.store(RETIRED, Ordering::Relaxed);
+        let slot = C::slot();
+        // Acquire: pairs with the Release of each `StaticObj`'s drop, so that its
+        // `kmem_cache_free` has returned before the cache is destroyed. No `StaticObj` can be
+        // made from now on: that takes `&self`.
+        let live = slot.live.load(Ordering::Acquire);
+        if live == 0 {
+            // SAFETY: The cache is live and destroyed only here (type invariant). No allocation
+            // is running and no borrowed object or batch is left: they borrow `self`. No
+            // `StaticObj` is left, and the frees of those that were have returned.
+            unsafe { bindings::kmem_cache_destroy(self.cache.as_ptr().cast()) };
+        } else {
+            crate::pr_warn!(
+                "slab_bulk: {:?}: registration dropped with {} objects alive; cache leaked\n",
+                C::NAME,
+                live
+            );
+        }
+        // INVARIANT: `LIVE -> RETIRED`; the pointer stays, valid if objects were left.
+        slot.state.store(RETIRED, Ordering::Relaxed);
     }
 }
 
@@ -360,15 +385,15 @@ impl<C: StaticCache> fmt::Debug for CacheRegistration<C> {
 /// and goes back to a borrowed [`Obj`] with [`StaticObj::into_obj`] (to be freed in bulk, say).
 ///
 /// Context: dropping it is dropping an [`Obj`]: any but NMI. It must be dropped before the
-/// module's code goes (its drop is that code), and not on another CPU while the registration
-/// is being dropped; if the registration goes first, the cache is kept for it (a warning and a
-/// leak, see [`CacheRegistration`]).
+/// module's code goes (its drop is that code); if its registration goes first, the cache is
+/// kept for it (a warning and a leak, see [`CacheRegistration`]).
 ///
 /// # Invariants
 ///
 /// `ptr` is a live object of the cache in `C`'s slot, owned by this value, holding a valid
 /// `C::Item`; the slot was `LIVE` when the object was made, so it is `LIVE` or `RETIRED` with
-/// that cache's pointer for as long as this value lives.
+/// that cache's pointer for as long as this value lives, and the value is counted in the slot's
+/// `live`, which keeps the cache from being destroyed.
 pub struct StaticObj<C: StaticCache> {
     ptr: NonNull<C::Item>,
     _owns: PhantomData<C::Item>,
@@ -388,8 +413,11 @@ impl<C: StaticCache> StaticObj<C> {
     /// `obj` must be an object of the cache of `C`'s (live) registration.
     #[inline]
     unsafe fn from_obj(obj: Obj<'_, C::Item>) -> Self {
+        // Relaxed: the registration, borrowed by `obj`, is dropped only after that borrow
+        // ends, which orders this increment before its check.
+        C::slot().live.fetch_add(1, Ordering::Relaxed);
         // INVARIANT: `obj` owned a live object of that cache holding a valid `C::Item`; the
-        // registration it was borrowed from made the slot `LIVE` with its cache.
+        // registration it was borrowed from made the slot `LIVE` with its cache; counted.
         Self {
             ptr: obj.into_raw(),
             _owns: PhantomData,
@@ -406,6 +434,9 @@ impl<C: StaticCache> StaticObj<C> {
     #[inline]
     pub fn into_obj<'r>(self, reg: &'r CacheRegistration<C>) -> Obj<'r, C::Item> {
         let this = ManuallyDrop::new(self);
+        // The object is the returned `Obj`'s now, which borrows `reg`: it no longer needs the
+        // count to keep the cache (Relaxed, as in `from_obj`).
+        C::slot().live.fetch_sub(1, Ordering::Relaxed);
         // SAFETY: `ptr` is a live object of the cache in `C`'s slot holding a valid `C::Item`,
         // owned by `this`, which is not dropped (type invariant). That cache is `reg`'s: a slot
         // is registered once, and `reg` is alive, so it is the registration that made the
@@ -444,12 +475,29 @@ where
 impl<C: StaticCache> Drop for StaticObj<C> {
     #[inline]
     fn drop(&mut self) {
+        let slot = C::slot();
+        // Leaves the count once the object is freed, also should `C::Item::drop` panic (the
+        // free then runs while unwinding, before this guard's drop).
+        let _uncount = Uncount(&slot.live);
         // The pointer was stored before this object was made (see `CacheRegistration::new`),
         // and is never changed again.
-        let cache = C::slot().cache.load(Ordering::Relaxed);
+        let cache = slot.cache.load(Ordering::Relaxed);
         // SAFETY: `ptr` is a live object of `cache` holding a valid `C::Item`, owned by `self`
-        // (type invariant) and not used after this. `cache` is still valid: either its
-        // registration is alive, or its destroy found this object and kept the cache.
+        // (type invariant) and not used after this. `cache` is valid until `_uncount` is
+        // dropped: this object is counted, so the registration has not destroyed it, and will
+        // not until the count drops.
         unsafe { drop_and_free(cache, self.ptr) };
+    }
+}
+
+/// Takes one [`StaticObj`] out of its slot's count when dropped, after its object was freed.
+struct Uncount<'a>(&'a AtomicUsize);
+
+impl Drop for Uncount<'_> {
+    #[inline]
+    fn drop(&mut self) {
+        // Release: pairs with the Acquire of the registration's drop, so that the free (and
+        // every use of the cache by it) happens before a destroy that finds the count at 0.
+        self.0.fetch_sub(1, Ordering::Release);
     }
 }
