@@ -12,9 +12,9 @@ use core::marker::PhantomData;
 ///
 /// This is the C qmempool's protection: in a softirq (`in_serving_softirq()`) nothing is done,
 /// since no other softirq runs on this CPU until it returns and task code on this CPU is not
-/// running; anywhere else `local_bh_disable()`, which also disables preemption (outside
-/// `PREEMPT_RT`, where bottom-half-disabled sections are serialised per CPU instead), so the
-/// task neither migrates nor lets another task or softirq of this CPU in. Hard-IRQ handlers are
+/// running; anywhere else `local_bh_disable()`, which also disables preemption, so the task
+/// neither migrates nor lets another task or softirq of this CPU in. (Not so on `PREEMPT_RT`,
+/// where the pool is not built: see the module documentation.) Hard-IRQ handlers are
 /// kept out by [`BhGuard::new`] itself: it refuses to make a guard there, and the pool's callers
 /// then go to the slab allocator (see the module documentation).
 ///

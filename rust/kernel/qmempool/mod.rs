@@ -39,6 +39,11 @@
 //!   section of the same CPU in the middle of a queue operation, `local_bh_enable()` with IRQs
 //!   disabled is a bug, and the bulk slab calls need IRQs enabled.
 //! - **NMI**: not allowed, as for the slab allocator.
+//! - **`PREEMPT_RT`**: the module is not built. The per-CPU queues rely on a CPU's
+//!   bottom-half-disabled sections being exclusive and not preemptible, and the shared queue on
+//!   its reservations being committed without preemption; on `PREEMPT_RT` those sections are
+//!   preemptible (and on 7.x, without `PREEMPT_RT_NEEDS_BH_LOCK`, not serialised per CPU either),
+//!   so two tasks of one CPU could run the same single-consumer queue at once.
 //!
 //! The types enforce what they can: the per-CPU operations take a `&BhGuard`, which only
 //! [`BhGuard::new`] makes, and which cannot be sent to another CPU. They cannot stop code from
