@@ -125,8 +125,9 @@ impl<const N: usize> SkbBatch<N> {
         //   pointer, so the slots are a `struct sk_buff **` array of `count` entries. The function
         //   gives every reference up; the slots are not read again before they are written
         //   (`count` is 0 now).
-        // - `0 < count < N`, so `budget != 0` and this is the NAPI poll that was given `budget`
-        //   (type invariant): softirq context with IRQs enabled, as the function requires.
+        // - `0 < count <= N` (`N` when `add` fills the batch), so `count != AT_ONCE`, hence
+        //   `budget != 0` and this is the NAPI poll that was given `budget` (type invariant):
+        //   softirq context with IRQs enabled, as the function requires.
         unsafe {
             bindings::napi_consume_skb_bulk(self.skbs.as_mut_ptr().cast(), count, self.budget)
         };
