@@ -254,8 +254,10 @@ impl<'c, T, const LOCAL: usize, const SHARED: usize, const BULK: usize>
         // lands in the batch is what it may hold; the batch owns them from here.
         let got = unsafe { self.shared.dequeue_burst(batch.raw_objs(), BULK) };
         if got.unwrap_or(0) == 0 {
-            // All or nothing: on failure the batch is still empty. IRQs are enabled (the
-            // guard's invariant), as the bulk call needs.
+            // All or nothing: on failure the batch is still empty. IRQs were enabled when the
+            // guard was made (its invariant) and the bulk call needs them so; code that
+            // disables them while it holds a guard breaks that rule (see the module
+            // documentation: lockdep reports it).
             batch.alloc(BULK, nosleep(flags))?;
         }
         let Some(obj) = batch.pop() else {
@@ -299,8 +301,8 @@ impl<'c, T, const LOCAL: usize, const SHARED: usize, const BULK: usize>
             drop(unsafe { Obj::from_raw(self.cache, raw) });
         }
         // SAFETY: The shared queue takes free objects of `cache` only; on `Full` it takes none
-        // and they stay in the batch, which frees them to the cache in one bulk call (IRQs are
-        // enabled: the guard's invariant).
+        // and they stay in the batch, which frees them to the cache in one bulk call (with
+        // IRQs enabled, as in `refill`).
         let _ = unsafe { self.shared.enqueue_bulk(batch.raw_objs()) };
     }
 
