@@ -109,8 +109,9 @@ const RETIRED: u8 = 3;
 /// UNINIT` when creating the cache failed. In `LIVE` and `RETIRED`, `cache` is the cache that
 /// the slot's one registration created, suitable for the type's `Item`, never changed again;
 /// in `RETIRED` it was destroyed if no [`StaticObj`] was alive, and is valid for ever if some
-/// were. `live` is at least the number of [`StaticObj`]s of the slot whose drop has not
-/// finished freeing the object (more only while one is being made or turned back).
+/// were. `live` is the number of [`StaticObj`]s of the slot whose drop has not finished freeing
+/// the object, give or take the one being made or turned back into an [`Obj`] (while the
+/// registration is borrowed, so cannot be dropped).
 pub struct CacheSlot {
     cache: AtomicPtr<bindings::kmem_cache>,
     state: AtomicU8,
