@@ -75,6 +75,8 @@ const FAIL_PAGE_ALLOC_MIN_ORDER: u32 = 1;
 /// What a processed `kmem_cache_free_bulk` entry is overwritten with.
 pub const BULK_FREE_POISON: *mut c_void = 0x6b6b_6b6b_6b6b_6b6b_usize as *mut c_void;
 const POISON_FREE: u8 = 0x6b;
+/// What a failed bulk allocation leaves in the caller's array: a pointer nothing owns.
+const POISON_POINTER: usize = 0x6b6b_6b6b_6b6b_6b6b;
 
 #[derive(Default, Clone, Copy, Debug)]
 pub struct kmem_cache_args {
@@ -227,11 +229,27 @@ impl kmem_cache {
     }
 
     /// Takes a free object, making a new slab when there is none (SLUB's slow path).
+    ///
+    /// Every free object holds `POISON_FREE` (new slabs are filled with it, freed objects
+    /// overwritten), and it is checked here, as SLUB's `check_object()` does with poisoning
+    /// on: a write to an object after it was freed panics at its next allocation. Not under
+    /// Miri, where the byte checks of the fault-injection tests would take many minutes.
     fn take_object(&self, st: &mut SlabState, flags: gfp_t) -> Option<usize> {
         if st.free.is_empty() {
             self.new_slab(st, flags)?;
         }
         let obj = st.free.pop()?;
+        #[cfg(not(miri))]
+        {
+            // SAFETY: `obj` is a whole free object inside a live slab, all of it written.
+            let bytes = unsafe { core::slice::from_raw_parts(obj as *const u8, self.stride) };
+            if let Some(at) = bytes.iter().position(|&b| b != POISON_FREE) {
+                panic!(
+                    "{:?}: object {obj:#x} was written after it was freed (byte {at} is {:#x})",
+                    self.name, bytes[at]
+                );
+            }
+        }
         st.live.insert(obj);
         Some(obj)
     }
@@ -255,6 +273,11 @@ impl kmem_cache {
         if base == 0 {
             return None;
         }
+        // SAFETY: The slab was just allocated with `bytes` bytes.
+        #[cfg(not(miri))]
+        unsafe {
+            core::ptr::write_bytes(base as *mut u8, POISON_FREE, bytes)
+        };
         st.slabs.push((base, layout));
         let objects = layout.size() / self.stride;
         // Pushed in reverse so that objects are handed out in address order.
@@ -341,7 +364,26 @@ pub fn setup_for_test(test: &str) {
     FAIL_PAGE_ALLOC_TASKS.with(|a| a.set(test == "bulk_fault_positions"));
 }
 
+/// `might_alloc()`: an allocation that may sleep (direct reclaim) is a bug where sleeping is
+/// not allowed.
+fn might_alloc(flags: gfp_t) {
+    assert!(
+        flags & __GFP_DIRECT_RECLAIM == 0 || !crate::cpu::in_atomic(),
+        "sleeping allocation (flags {flags:#x}) in atomic context"
+    );
+}
+
+/// The bulk functions' rule: "Interrupts must be enabled when calling this function".
+fn assert_irqs_enabled(what: &str) {
+    // SAFETY: Reads the twin's context only.
+    assert!(
+        !unsafe { crate::cpu::irqs_disabled() },
+        "{what} with IRQs disabled"
+    );
+}
+
 pub unsafe fn kmem_cache_alloc_noprof(s: *mut kmem_cache, flags: gfp_t) -> *mut c_void {
+    might_alloc(flags);
     // SAFETY: The caller passes a live cache.
     let s = unsafe { &*s };
     if should_failslab(flags) {
@@ -365,6 +407,8 @@ pub unsafe fn kmem_cache_alloc_bulk_noprof(
     size: usize,
     p: *mut *mut c_void,
 ) -> c_int {
+    might_alloc(flags);
+    assert_irqs_enabled("kmem_cache_alloc_bulk");
     // SAFETY: The caller passes a live cache.
     let s = unsafe { &*s };
     if size == 0 || should_failslab(flags) {
@@ -380,6 +424,10 @@ pub unsafe fn kmem_cache_alloc_bulk_noprof(
                     // SAFETY: Entries `..i` were written above.
                     let obj = unsafe { p.add(j).read() } as usize;
                     s.release(&mut st, obj);
+                    // The kernel leaves the freed pointers in the array (reordered): the
+                    // caller must not use them, which a poisoned pointer makes sure of.
+                    // SAFETY: As above.
+                    unsafe { p.add(j).write(POISON_POINTER as *mut c_void) };
                 }
                 return 0;
             }
@@ -389,6 +437,7 @@ pub unsafe fn kmem_cache_alloc_bulk_noprof(
 }
 
 pub unsafe fn kmem_cache_free_bulk(s: *mut kmem_cache, size: usize, p: *mut *mut c_void) {
+    assert_irqs_enabled("kmem_cache_free_bulk");
     // SAFETY: The caller passes a live cache.
     let s = unsafe { &*s };
     let mut st = s.lock();

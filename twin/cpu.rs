@@ -67,6 +67,12 @@ fn holds() -> bool {
     BH.with(Cell::get) > 0 || SOFTIRQ.with(Cell::get)
 }
 
+/// Whether the calling thread may not sleep: bottom halves disabled, a softirq, or hard IRQ
+/// (`might_sleep()`'s test, as far as the twin knows the context).
+pub fn in_atomic() -> bool {
+    holds() || HARDIRQ.with(Cell::get)
+}
+
 pub unsafe fn raw_smp_processor_id() -> c_uint {
     CPU.with(Cell::get)
 }
