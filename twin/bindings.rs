@@ -184,17 +184,14 @@ pub unsafe fn kmem_cache_destroy(s: *mut kmem_cache) {
     // SAFETY: `s` came from `__kmem_cache_create_args` and is destroyed once.
     let cache = unsafe { &*s };
     let mut st = cache.lock();
-    if !st.live.is_empty() && st.destroy_misses_live {
+    if st.live.is_empty() {
+        st.release_slabs();
+    } else if st.destroy_misses_live {
         // The shutdown saw no object: the slabs that hold the live ones are leaked, and the
-        // struct is released under them.
+        // struct is released under them; freeing one of those objects to `s` is then a use
+        // after free.
         st.slabs.clear();
-        drop(st);
-        // SAFETY: As below; freeing one of the live objects to `s` is now a use after free.
-        drop(unsafe { Box::from_raw(s) });
-        CACHES_RELEASED.with(|n| n.set(n.get() + 1));
-        return;
-    }
-    if !st.live.is_empty() {
+    } else {
         // The kernel says "Slab cache still has objects" and keeps the whole cache (on
         // `shutdown_cache()` failure the `struct kmem_cache` is not released): the live
         // objects stay valid and may still be freed to it, so leak the cache and its slabs.
@@ -207,9 +204,8 @@ pub unsafe fn kmem_cache_destroy(s: *mut kmem_cache) {
         st.kept_by_destroy = true;
         return;
     }
-    st.release_slabs();
     drop(st);
-    // SAFETY: No object is live and the caller uses `s` no more: the cache is released.
+    // SAFETY: The caller uses `s` no more: the cache is released.
     drop(unsafe { Box::from_raw(s) });
     CACHES_RELEASED.with(|n| n.set(n.get() + 1));
 }
