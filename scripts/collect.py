@@ -36,6 +36,11 @@ LINE = re.compile(
     r"rfl_bench: bench=(?P<bench>\S+) variant=(?P<variant>\S+) bulk=(?P<bulk>\d+) "
     r"run=(?P<run>\d+) objs=(?P<objs>\d+) tsc=(?P<tsc>\d+) ns=(?P<ns>\d+)"
 )
+# Which copy of the code and which set of data a repetition ran on (alf_queue only).
+PLACEMENT = re.compile(
+    r"rfl_bench: placement bench=(?P<bench>\S+) bulk=(?P<bulk>\d+) run=(?P<run>\d+) "
+    r"data=(?P<data>\d+) code=(?P<code>\d+)"
+)
 # A timed run must last this long for ktime (and the TSC rate derived from it) to mean anything.
 MIN_RUN_NS = 1_000_000
 INIT = re.compile(r"rfl_guest: init up: (?P<release>\S+)")
@@ -135,10 +140,12 @@ LAYOUT = {
 
 
 def parse(log):
-    runs, env = [], {}
+    runs, env, places = [], {}, {}
     with open(log, errors="replace") as f:
         for line in f:
-            if m := LINE.search(line):
+            if m := PLACEMENT.search(line):
+                places[(m["bench"], int(m["bulk"]), int(m["run"]))] = (int(m["data"]), int(m["code"]))
+            elif m := LINE.search(line):
                 r = m.groupdict()
                 objs = int(r["objs"])
                 if objs == 0 or int(r["ns"]) < MIN_RUN_NS:
@@ -162,7 +169,59 @@ def parse(log):
                 env["kernel"] = m["release"]
             elif m := CPU.search(line):
                 env["cpu"] = m["cpu"]
+    for r in runs:
+        if p := places.get((r["bench"], r["bulk"], r["run"])):
+            r["data"], r["code"] = p
     return runs, env
+
+
+def placements(bench, runs):
+    """Per variant and bulk size, the median cycles on each copy of the code and on each set of
+    data, for a benchmark whose repetitions say where they ran (else empty)."""
+    out = {}
+    for r in runs:
+        if r["bench"] == bench and "code" in r:
+            cell = out.setdefault((r["variant"], r["bulk"]), {"code": {}, "data": {}})
+            cell["code"].setdefault(r["code"], []).append(r["cycles"])
+            cell["data"].setdefault(r["data"], []).append(r["cycles"])
+    return {
+        k: {kind: {i: statistics.median(v) for i, v in sorted(by.items())} for kind, by in c.items()}
+        for k, c in sorted(out.items())
+    }
+
+
+def placement_table(bench, places):
+    """The variants' largest differences between copies of the code and between sets of data."""
+    if not places:
+        return ""
+    layout = LAYOUT.get(bench, {})
+    variants = [v for v in layout.get("variants") or sorted({v for v, _ in places})
+                if any(k[0] == v for k in places)]
+    out = [
+        "",
+        "Placement: every repetition ran on one of several copies of the timed loops' code, each "
+        "at its own address, and on one of several sets of data (see the module). Per variant, "
+        "the bulk size where the medians of the copies (of the sets) differ most, the slowest "
+        "over the fastest there, and the medians in cycles:",
+        "",
+        "| variant | code copies | at bulk | medians by copy | data sets | at bulk | medians by set |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for v in variants:
+        row = [v]
+        for kind in ("code", "data"):
+            worst = max(
+                ((max(c[kind].values()) / min(c[kind].values()), b, c[kind])
+                 for (var, b), c in places.items() if var == v and len(c[kind]) > 1),
+                default=None,
+            )
+            if worst is None:
+                row += ["", "", ""]
+            else:
+                ratio, b, med = worst
+                row += [f"{ratio:.3f}", str(b), " / ".join(f"{m:.2f}" for m in med.values())]
+        out.append("| " + " | ".join(row) + " |")
+    return "\n".join(out) + "\n"
 
 
 def spread(values):
@@ -596,6 +655,7 @@ def main():
     for bench in sorted({r["bench"] for r in records}):
         mine = [r for r in records if r["bench"] == bench]
         base = os.path.join(a.out, f"{bench}-{a.where}-{a.kernel}")
+        places = placements(bench, runs)
         doc = {
             "stamp": a.stamp,
             "records": mine,
@@ -605,9 +665,14 @@ def main():
                 if k[0] == bench
             ],
         }
+        if places:
+            doc["placements"] = [
+                {"variant": v, "bulk": b, "code": c["code"], "data": c["data"]}
+                for (v, b), c in places.items()
+            ]
         with open(f"{base}.json", "w") as f:
             json.dump(doc, f, indent=1)
-        md = table(bench, mine, ratios)
+        md = table(bench, mine, ratios) + placement_table(bench, places)
         with open(f"{base}.md", "w") as f:
             f.write(md)
         plot(bench, mine, f"{base}.png")

@@ -11,7 +11,11 @@
 //! repetition `r` uses set `r mod PLACEMENTS`: with one set, a cell's figure depended on where
 //! that boot's allocations happened to land (the same module in another boot moved single
 //! cells by up to 1.5 times, each variant its own way), so the medians are taken over several
-//! placements of the data instead of one. The variants:
+//! placements of the data instead of one. The code is placed the same way: every timed loop,
+//! ours and the C's, is compiled [`CODE_PLACEMENTS`] times, each copy at its own address (see
+//! `rust_alf_queue_bench_loops.rs`), and repetition `r` runs every variant in the copy that
+//! [`placement`] gives, so that a loop that happens to sit well or badly in one build cannot
+//! make a cell on its own. The variants:
 //!
 //! - `mpmc_single`, `spsc_single`: [`MpmcQueue`] or [`SpscQueue`], `n` single `enqueue` calls
 //!   then `n` single `dequeue` calls (the C original's "ALF-multi" loop);
@@ -76,7 +80,7 @@ mod bench;
 mod loops;
 
 use bench::{module_param_string, module_param_uint};
-use loops::{mpmc_bulk, mpmc_single, spsc_bulk, spsc_single, spsc_with};
+use loops::{in_copy, mpmc_bulk, mpmc_single, spsc_bulk, spsc_single, spsc_with, CODE_PLACEMENTS};
 
 bench::sample_module! {
     type: AlfQueueBench,
@@ -147,12 +151,14 @@ extern "C" {
         objs: *mut Item,
         n: c_int,
         loops: c_ulong,
+        copy: c_int,
     ) -> c_ulong;
     fn rust_alf_queue_bench_cq_spsc_run(
         q: *mut c_void,
         objs: *mut Item,
         n: c_int,
         loops: c_ulong,
+        copy: c_int,
     ) -> c_ulong;
     fn rust_alf_queue_bench_cq_mpmc_check(
         q: *mut c_void,
@@ -173,6 +179,7 @@ extern "C" {
         objs: *mut Item,
         n: c_int,
         loops: c_ulong,
+        copy: c_int,
     ) -> c_ulong;
 }
 
@@ -211,6 +218,14 @@ impl Drop for CRing {
 
 /// How many sets of data ([`Setting`]) the repetitions go round; see the module docs.
 const PLACEMENTS: usize = 4;
+
+/// The set of data and the copy of the code that repetition `run` (from 1) uses.
+///
+/// Sets go round one per repetition; the copy goes round too, but one further on after each
+/// full round of the sets, so that over [`PLACEMENTS`] rounds every set meets every copy.
+fn placement(run: usize) -> (usize, usize) {
+    (run % PLACEMENTS, (run + run / PLACEMENTS) % CODE_PLACEMENTS)
+}
 
 /// Everything the timed loops work on, allocated once per placement.
 struct Setting {
@@ -278,8 +293,15 @@ impl Setting {
         })
     }
 
-    /// Times `loops` round trips of `n` elements the way `variant` says.
-    fn measure(&mut self, variant: Variant, n: usize, loops: usize) -> Result<bench::Run> {
+    /// Times `loops` round trips of `n` elements the way `variant` says, in copy `copy` of its
+    /// code (below [`CODE_PLACEMENTS`]).
+    fn measure(
+        &mut self,
+        variant: Variant,
+        copy: usize,
+        n: usize,
+        loops: usize,
+    ) -> Result<bench::Run> {
         // Element `i` is a pointer to its own entry of `items` (see `Setting::new`).
         let base: *mut Item = self.items.as_mut_ptr();
         let b = &mut *self.batch;
@@ -295,8 +317,8 @@ impl Setting {
         // Two operations per element: one enqueue, one dequeue.
         let r = bench::time((2 * n * loops) as u64, || {
             moved = match variant {
-                Variant::MpmcSingle => mpmc_single(mpmc, items, loops),
-                Variant::MpmcBulk => mpmc_bulk(mpmc, b, n, loops),
+                Variant::MpmcSingle => in_copy!(copy, mpmc_single(mpmc, items, loops)),
+                Variant::MpmcBulk => in_copy!(copy, mpmc_bulk(mpmc, b, n, loops)),
                 // SAFETY: `c_mpmc` is live (type invariant of `CRing`), used by this thread
                 // alone, and empty after every complete run; `items` holds `n <= MAX_BULK < RING`
                 // pointers.
@@ -306,11 +328,12 @@ impl Setting {
                         items.as_mut_ptr(),
                         n as c_int,
                         loops as c_ulong,
+                        copy as c_int,
                     ) as usize
                 },
-                Variant::SpscSingle => spsc_single(spsc, items, loops),
-                Variant::SpscBulk => spsc_bulk(spsc, b, n, loops),
-                Variant::SpscWith => spsc_with(spsc, items, loops),
+                Variant::SpscSingle => in_copy!(copy, spsc_single(spsc, items, loops)),
+                Variant::SpscBulk => in_copy!(copy, spsc_bulk(spsc, b, n, loops)),
+                Variant::SpscWith => in_copy!(copy, spsc_with(spsc, items, loops)),
                 // SAFETY: As for `c_mpmc_bulk`; `c_spsc` has one producer and one consumer,
                 // this thread.
                 Variant::CSpscBulk => unsafe {
@@ -319,6 +342,7 @@ impl Setting {
                         items.as_mut_ptr(),
                         n as c_int,
                         loops as c_ulong,
+                        copy as c_int,
                     ) as usize
                 },
                 // SAFETY: `ring` is live (type invariant of `CRing`) and empty after every
@@ -329,6 +353,7 @@ impl Setting {
                         items.as_mut_ptr(),
                         n as c_int,
                         loops as c_ulong,
+                        copy as c_int,
                     ) as usize
                 },
             };
@@ -437,23 +462,32 @@ impl kernel::Module for AlfQueueBench {
             for s in settings.iter_mut() {
                 s.check_c_reference(n, loops)?;
             }
-            for run in 0..=runs {
-                // Run 0 warms every set of data up and is not reported; run `r` uses set
-                // `r mod PLACEMENTS` (see the module docs).
-                let sets = if run == 0 {
-                    &mut settings[..]
+            for run in 0..=runs as usize {
+                // Run 0 warms every set of data and every copy of the code up and is not
+                // reported; run `r` uses the set and the copy that `placement` gives.
+                let (sets, code) = if run == 0 {
+                    (&mut settings[..], None)
                 } else {
-                    let i = run as usize % PLACEMENTS;
-                    &mut settings[i..=i]
+                    let (i, c) = placement(run);
+                    // For the report's placement table (`scripts/collect.py`).
+                    pr_info!(
+                        "rfl_bench: placement bench=alf_queue bulk={} run={} data={} code={}\n",
+                        n,
+                        run,
+                        i,
+                        c
+                    );
+                    (&mut settings[i..=i], Some(c))
                 };
-                for s in sets.iter_mut() {
+                for (k, s) in sets.iter_mut().enumerate() {
+                    let copy = code.unwrap_or(k % CODE_PLACEMENTS);
                     // Each repetition starts one variant further on (see the module docs).
-                    let first = run as usize % Variant::ALL.len();
+                    let first = run % Variant::ALL.len();
                     for j in 0..Variant::ALL.len() {
                         let variant = Variant::ALL[(first + j) % Variant::ALL.len()];
-                        let r = s.measure(variant, n, loops)?;
+                        let r = s.measure(variant, copy, n, loops)?;
                         if run > 0 {
-                            bench::report("alf_queue", variant.name(), n, run, &r);
+                            bench::report("alf_queue", variant.name(), n, run as u32, &r);
                         }
                     }
                 }

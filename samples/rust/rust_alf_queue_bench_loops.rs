@@ -7,8 +7,51 @@
 //! and counts their instructions without a kernel build. Each includer provides `Batch`,
 //! `MpmcQueue` and `SpscQueue` (from `kernel::alf_queue` or the `alf_queue` crate), `Item`,
 //! `RING` and `MAX_BULK` at its root.
+//!
+//! Each variant's function is generic over `P`, its copy: the module holds [`CODE_PLACEMENTS`]
+//! copies of every timed loop, each at its own address, and the benchmark runs its repetitions
+//! on them in turn (see [`placed`]). The userspace harness uses copy 0.
 
 use super::{Batch, Item, MpmcQueue, SpscQueue, MAX_BULK, RING};
+
+/// How many copies of each timed loop there are: the `P` of the variants' functions is below
+/// this, and [`in_copy`] dispatches to every one of them.
+pub(crate) const CODE_PLACEMENTS: usize = 4;
+
+/// Calls copy `p` of a variant's function (`f::<p>`), for `p` below [`CODE_PLACEMENTS`].
+macro_rules! in_copy {
+    ($p:expr, $f:ident($($arg:expr),* $(,)?)) => {
+        match $p {
+            0 => $f::<0>($($arg),*),
+            1 => $f::<1>($($arg),*),
+            2 => $f::<2>($($arg),*),
+            _ => $f::<3>($($arg),*),
+        }
+    };
+}
+pub(crate) use in_copy;
+
+/// Starts copy `P` of a timed loop with `16 * P` bytes of NOPs, run once per call.
+///
+/// A loop's cost on the benchmark's CPU can move with where its code sits: the same machine code
+/// at two addresses has cost up to 10-20 % more at one than at the other (the results' placement
+/// table shows how much, per variant). Every copy of a function is a function of its own, at
+/// another address, and this padding also moves the loops of copy `P` by `16 * P` bytes within
+/// their 64-byte lines. The C loops get the same treatment (`bench_in_copy()` in
+/// `rust_alf_queue_bench_ptr_ring.c`).
+#[inline(always)]
+fn placed<const P: usize>() {
+    // SAFETY: The statement is `16 * P` one-byte NOPs: it touches no register, memory, stack
+    // or flag, and falls through.
+    #[cfg(target_arch = "x86_64")]
+    unsafe {
+        core::arch::asm!(
+            ".skip {bytes}, 0x90",
+            bytes = const 16 * P,
+            options(nomem, nostack, preserves_flags)
+        )
+    };
+}
 
 /// `items.len()` single enqueues then as many single dequeues, `loops` times, through
 /// `enqueue` and `dequeue`; returns the elements moved. Each variant's entry point below is a
@@ -60,18 +103,24 @@ pub(crate) fn bulk_rounds(
 
 /// `mpmc_single`: [`single_rounds`] through [`MpmcQueue`].
 #[inline(never)]
-pub(crate) fn mpmc_single(q: &MpmcQueue<Item, RING>, items: &mut [Item], loops: usize) -> usize {
+pub(crate) fn mpmc_single<const P: usize>(
+    q: &MpmcQueue<Item, RING>,
+    items: &mut [Item],
+    loops: usize,
+) -> usize {
+    placed::<P>();
     single_rounds(items, loops, |x| q.enqueue(x), || q.dequeue())
 }
 
 /// `mpmc_bulk`: [`bulk_rounds`] through [`MpmcQueue`].
 #[inline(never)]
-pub(crate) fn mpmc_bulk(
+pub(crate) fn mpmc_bulk<const P: usize>(
     q: &MpmcQueue<Item, RING>,
     b: &mut Batch<Item, MAX_BULK>,
     n: usize,
     loops: usize,
 ) -> usize {
+    placed::<P>();
     bulk_rounds(
         b,
         n,
@@ -83,23 +132,25 @@ pub(crate) fn mpmc_bulk(
 
 /// `spsc_single`: [`single_rounds`] through the handles of an [`SpscQueue`].
 #[inline(never)]
-pub(crate) fn spsc_single(
+pub(crate) fn spsc_single<const P: usize>(
     q: &mut SpscQueue<Item, RING>,
     items: &mut [Item],
     loops: usize,
 ) -> usize {
+    placed::<P>();
     let (mut tx, mut rx) = q.split();
     single_rounds(items, loops, |x| tx.enqueue(x), || rx.dequeue())
 }
 
 /// `spsc_bulk`: [`bulk_rounds`] through the handles of an [`SpscQueue`].
 #[inline(never)]
-pub(crate) fn spsc_bulk(
+pub(crate) fn spsc_bulk<const P: usize>(
     q: &mut SpscQueue<Item, RING>,
     b: &mut Batch<Item, MAX_BULK>,
     n: usize,
     loops: usize,
 ) -> usize {
+    placed::<P>();
     let (mut tx, mut rx) = q.split();
     bulk_rounds(
         b,
@@ -114,7 +165,12 @@ pub(crate) fn spsc_bulk(
 /// back into it, `loops` times, through the handles of an [`SpscQueue`]; returns the elements
 /// moved.
 #[inline(never)]
-pub(crate) fn spsc_with(q: &mut SpscQueue<Item, RING>, items: &mut [Item], loops: usize) -> usize {
+pub(crate) fn spsc_with<const P: usize>(
+    q: &mut SpscQueue<Item, RING>,
+    items: &mut [Item],
+    loops: usize,
+) -> usize {
+    placed::<P>();
     let (mut tx, mut rx) = q.split();
     let n = items.len();
     let mut moved = 0;

@@ -27,47 +27,38 @@
 
 #include "rust_alf_queue_bench_ptr_ring.h"
 
-/* Returns an empty ring of @size entries, or NULL. */
-struct ptr_ring *rust_alf_queue_bench_ptr_ring_new(int size)
-{
-	struct ptr_ring *r = kzalloc(sizeof(*r), GFP_KERNEL);
-
-	if (r && ptr_ring_init(r, size, GFP_KERNEL)) {
-		kfree(r);
-		r = NULL;
-	}
-	return r;
-}
-
-/* Frees @r (the pointers it may still hold are not objects of ours). */
-void rust_alf_queue_bench_ptr_ring_free(struct ptr_ring *r)
-{
-	ptr_ring_cleanup(r, NULL);
-	kfree(r);
-}
+/* A timed loop: @loops round trips of @n elements of @objs through @ring. */
+typedef unsigned long (*bench_loop_fn)(void *ring, void **objs, int n,
+				       unsigned long loops);
 
 /*
- * @loops times: ptr_ring_produce() the @n non-NULL pointers of @objs one by
- * one, then ptr_ring_consume_batched() them back into @objs.  Returns the
- * number of elements that made the round trip: @n * @loops unless the ring
- * was too small (or not empty).
+ * Runs @loop in copy @copy (0 to 3) of the code.  Each timed loop below exists
+ * in four copies, one per arm of the switch: @loop is a constant
+ * __always_inline function at every call site, so each arm inlines its own
+ * copy.  Copy @p starts with 16 * @p bytes of NOPs, run once per call, which
+ * also keeps the arms from being merged.  A loop's cost on the benchmark's CPU
+ * moves with the address of its code, so the Rust side runs its repetitions on
+ * the copies in turn, its own loops' copies too (placed() in
+ * rust_alf_queue_bench_loops.rs).
  */
-unsigned long rust_alf_queue_bench_ptr_ring_run(struct ptr_ring *r, void **objs,
-						int n, unsigned long loops)
+static __always_inline unsigned long bench_in_copy(bench_loop_fn loop,
+						   void *ring, void **objs,
+						   int n, unsigned long loops,
+						   int copy)
 {
-	unsigned long moved = 0;
-	unsigned long l;
-	int i;
-
-	for (l = 0; l < loops; l++) {
-		for (i = 0; i < n; i++)
-			if (ptr_ring_produce(r, objs[i]))
-				return moved;
-		if (ptr_ring_consume_batched(r, objs, n) != n)
-			return moved;
-		moved += n;
+	switch (copy) {
+	case 1:
+		asm volatile(".skip 16, 0x90");
+		return loop(ring, objs, n, loops);
+	case 2:
+		asm volatile(".skip 32, 0x90");
+		return loop(ring, objs, n, loops);
+	case 3:
+		asm volatile(".skip 48, 0x90");
+		return loop(ring, objs, n, loops);
+	default:
+		return loop(ring, objs, n, loops);
 	}
-	return moved;
 }
 
 /*
@@ -380,19 +371,33 @@ static unsigned long cq_check(struct rust_alf_queue_bench_cq *q, void **objs,
 }
 
 /* cq_run() with alf_mp_enqueue() and alf_mc_dequeue(). */
-unsigned long rust_alf_queue_bench_cq_mpmc_run(struct rust_alf_queue_bench_cq *q,
-					       void **objs, int n,
-					       unsigned long loops)
+static __always_inline unsigned long cq_mpmc_loop(void *q, void **objs, int n,
+						  unsigned long loops)
 {
 	return cq_run(q, objs, n, loops, true);
 }
 
 /* cq_run() with alf_sp_enqueue() and alf_sc_dequeue(). */
-unsigned long rust_alf_queue_bench_cq_spsc_run(struct rust_alf_queue_bench_cq *q,
-					       void **objs, int n,
-					       unsigned long loops)
+static __always_inline unsigned long cq_spsc_loop(void *q, void **objs, int n,
+						  unsigned long loops)
 {
 	return cq_run(q, objs, n, loops, false);
+}
+
+/* cq_mpmc_loop() in copy @copy of its code (0 to 3). */
+unsigned long rust_alf_queue_bench_cq_mpmc_run(struct rust_alf_queue_bench_cq *q,
+					       void **objs, int n,
+					       unsigned long loops, int copy)
+{
+	return bench_in_copy(cq_mpmc_loop, q, objs, n, loops, copy);
+}
+
+/* cq_spsc_loop() in copy @copy of its code (0 to 3). */
+unsigned long rust_alf_queue_bench_cq_spsc_run(struct rust_alf_queue_bench_cq *q,
+					       void **objs, int n,
+					       unsigned long loops, int copy)
+{
+	return bench_in_copy(cq_spsc_loop, q, objs, n, loops, copy);
 }
 
 /* cq_check() with the multi-producer/consumer functions. */
@@ -409,4 +414,56 @@ unsigned long rust_alf_queue_bench_cq_spsc_check(struct rust_alf_queue_bench_cq 
 						 unsigned long loops)
 {
 	return cq_check(q, objs, n, loops, false);
+}
+
+/* Returns an empty ring of @size entries, or NULL. */
+struct ptr_ring *rust_alf_queue_bench_ptr_ring_new(int size)
+{
+	struct ptr_ring *r = kzalloc(sizeof(*r), GFP_KERNEL);
+
+	if (r && ptr_ring_init(r, size, GFP_KERNEL)) {
+		kfree(r);
+		r = NULL;
+	}
+	return r;
+}
+
+/* Frees @r (the pointers it may still hold are not objects of ours). */
+void rust_alf_queue_bench_ptr_ring_free(struct ptr_ring *r)
+{
+	ptr_ring_cleanup(r, NULL);
+	kfree(r);
+}
+
+/*
+ * @loops times: ptr_ring_produce() the @n non-NULL pointers of @objs one by
+ * one, then ptr_ring_consume_batched() them back into @objs.  Returns the
+ * number of elements that made the round trip: @n * @loops unless the ring
+ * was too small (or not empty).
+ */
+static __always_inline unsigned long ptr_ring_loop(void *ring, void **objs,
+						   int n, unsigned long loops)
+{
+	struct ptr_ring *r = ring;
+	unsigned long moved = 0;
+	unsigned long l;
+	int i;
+
+	for (l = 0; l < loops; l++) {
+		for (i = 0; i < n; i++)
+			if (ptr_ring_produce(r, objs[i]))
+				return moved;
+		if (ptr_ring_consume_batched(r, objs, n) != n)
+			return moved;
+		moved += n;
+	}
+	return moved;
+}
+
+/* ptr_ring_loop() in copy @copy of its code (0 to 3). */
+unsigned long rust_alf_queue_bench_ptr_ring_run(struct ptr_ring *r, void **objs,
+						int n, unsigned long loops,
+						int copy)
+{
+	return bench_in_copy(ptr_ring_loop, r, objs, n, loops, copy);
 }

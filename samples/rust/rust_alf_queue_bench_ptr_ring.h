@@ -16,16 +16,17 @@ struct rust_alf_queue_bench_cq;
 struct ptr_ring *rust_alf_queue_bench_ptr_ring_new(int size);
 void rust_alf_queue_bench_ptr_ring_free(struct ptr_ring *r);
 unsigned long rust_alf_queue_bench_ptr_ring_run(struct ptr_ring *r, void **objs,
-						int n, unsigned long loops);
+						int n, unsigned long loops,
+						int copy);
 
 struct rust_alf_queue_bench_cq *rust_alf_queue_bench_cq_new(u32 size);
 void rust_alf_queue_bench_cq_free(struct rust_alf_queue_bench_cq *q);
 unsigned long rust_alf_queue_bench_cq_mpmc_run(struct rust_alf_queue_bench_cq *q,
 					       void **objs, int n,
-					       unsigned long loops);
+					       unsigned long loops, int copy);
 unsigned long rust_alf_queue_bench_cq_spsc_run(struct rust_alf_queue_bench_cq *q,
 					       void **objs, int n,
-					       unsigned long loops);
+					       unsigned long loops, int copy);
 unsigned long rust_alf_queue_bench_cq_mpmc_check(struct rust_alf_queue_bench_cq *q,
 						 void **objs, int n,
 						 unsigned long loops);

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0
-//! Builds the C reference of the kernel bench (from `struct rust_alf_queue_bench_cq_side` on)
+//! Builds the C reference of the kernel bench (all but its ptr_ring part)
 //! with gcc -O2, the kernel primitives mapped to GCC builtins.
 use std::process::Command;
 fn main() {
@@ -9,7 +9,12 @@ fn main() {
         "/../../../samples/rust/rust_alf_queue_bench_ptr_ring.c"
     );
     let text = std::fs::read_to_string(src).unwrap();
-    let start = text.find("struct rust_alf_queue_bench_cq_side").unwrap();
+    // From the macros that make the copies of the timed loops to the ptr_ring part, which
+    // needs the kernel's headers.
+    let start = text.find("/* A timed loop: @loops round trips").unwrap();
+    let end = text
+        .find("/* Returns an empty ring of @size entries")
+        .unwrap();
     let prelude = r#"
 #include <stdlib.h>
 #include <stdbool.h>
@@ -31,7 +36,7 @@ typedef unsigned int u32;
 #define struct_size(q, f, n) (sizeof(*(q)) + (n) * sizeof(void *))
 #define is_power_of_2(n) ((n) && !((n) & ((n) - 1)))
 "#;
-    let c = format!("{prelude}\n{}", &text[start..]);
+    let c = format!("{prelude}\n{}", &text[start..end]);
     let cfile = format!("{out}/cq.c");
     std::fs::write(&cfile, c).unwrap();
     let st = Command::new("gcc")

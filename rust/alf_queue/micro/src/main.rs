@@ -24,24 +24,34 @@ const RING: usize = 1024;
 const MAX_BULK: usize = 256;
 type Item = *mut c_void;
 
-// The kernel sample's loops, the same source (`spsc_with` has no variant here).
-#[allow(dead_code)]
+// The kernel sample's loops, the same source, in their copy 0 (`spsc_with` has no variant here).
+#[allow(dead_code, unused_macros, unused_imports)]
 #[path = "../../../../samples/rust/rust_alf_queue_bench_loops.rs"]
 mod loops;
 use loops::{mpmc_bulk, mpmc_single, spsc_bulk, spsc_single};
 
 extern "C" {
     fn rust_alf_queue_bench_cq_new(size: u32) -> *mut c_void;
-    fn rust_alf_queue_bench_cq_mpmc_run(q: *mut c_void, objs: *mut Item, n: i32, loops: u64)
-        -> u64;
+    fn rust_alf_queue_bench_cq_mpmc_run(
+        q: *mut c_void,
+        objs: *mut Item,
+        n: i32,
+        loops: u64,
+        copy: i32,
+    ) -> u64;
     fn rust_alf_queue_bench_cq_mpmc_check(
         q: *mut c_void,
         objs: *mut Item,
         n: i32,
         loops: u64,
     ) -> u64;
-    fn rust_alf_queue_bench_cq_spsc_run(q: *mut c_void, objs: *mut Item, n: i32, loops: u64)
-        -> u64;
+    fn rust_alf_queue_bench_cq_spsc_run(
+        q: *mut c_void,
+        objs: *mut Item,
+        n: i32,
+        loops: u64,
+        copy: i32,
+    ) -> u64;
     fn rust_alf_queue_bench_cq_spsc_check(
         q: *mut c_void,
         objs: *mut Item,
@@ -105,28 +115,31 @@ fn main() {
     });
     // Runs variant `vi` (the index into `names` below) for `loops` round trips of `n` elements,
     // `b` filled with the first `n` items beforehand, and returns the elements moved.
-    let mut run_variant =
-        |vi: usize, n: usize, loops: usize, b: &mut Batch<Item, MAX_BULK>, items: &mut [Item]| {
-            b.clear();
-            b.fill_from(items[..n].iter().copied());
-            match vi {
-                0 => mpmc_single(&mpmc, &mut items[..n], loops),
-                1 => mpmc_bulk(&mpmc, b, n, loops),
-                // SAFETY: `cm` is a live C queue of `RING` slots used by this thread alone, empty
-                // after every complete run; `items` holds `n <= MAX_BULK < RING` pointers.
-                2 => unsafe {
-                    rust_alf_queue_bench_cq_mpmc_run(cm, items.as_mut_ptr(), n as i32, loops as u64)
-                        as usize
-                },
-                3 => spsc_single(&mut spsc, &mut items[..n], loops),
-                4 => spsc_bulk(&mut spsc, b, n, loops),
-                // SAFETY: As for variant 2, with `cs`.
-                _ => unsafe {
-                    rust_alf_queue_bench_cq_spsc_run(cs, items.as_mut_ptr(), n as i32, loops as u64)
-                        as usize
-                },
-            }
-        };
+    let mut run_variant = |vi: usize,
+                           n: usize,
+                           loops: usize,
+                           b: &mut Batch<Item, MAX_BULK>,
+                           items: &mut [Item]| {
+        b.clear();
+        b.fill_from(items[..n].iter().copied());
+        match vi {
+            0 => mpmc_single::<0>(&mpmc, &mut items[..n], loops),
+            1 => mpmc_bulk::<0>(&mpmc, b, n, loops),
+            // SAFETY: `cm` is a live C queue of `RING` slots used by this thread alone, empty
+            // after every complete run; `items` holds `n <= MAX_BULK < RING` pointers.
+            2 => unsafe {
+                rust_alf_queue_bench_cq_mpmc_run(cm, items.as_mut_ptr(), n as i32, loops as u64, 0)
+                    as usize
+            },
+            3 => spsc_single::<0>(&mut spsc, &mut items[..n], loops),
+            4 => spsc_bulk::<0>(&mut spsc, b, n, loops),
+            // SAFETY: As for variant 2, with `cs`.
+            _ => unsafe {
+                rust_alf_queue_bench_cq_spsc_run(cs, items.as_mut_ptr(), n as i32, loops as u64, 0)
+                    as usize
+            },
+        }
+    };
     if let Some((vi, n)) = only {
         let loops = (elems / n).max(1);
         b.clear();
