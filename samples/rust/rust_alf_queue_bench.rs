@@ -65,9 +65,11 @@
 //! - `bulk`: the bulk sizes, a comma-separated list (at most [`MAX_BULK`] each);
 //! - `elems`: elements per timed run (the loop count is `elems / n`);
 //! - `runs`: timed repetitions per bulk size and variant (after one untimed warm-up of every
-//!   set of data).
+//!   set of data and copy of the code); 16, the default, runs every copy of the code on every
+//!   set of data once.
 //!
-//! It prints one `rfl_bench:` line per run and stays loaded; unload it with `rmmod`.
+//! It prints one `rfl_bench:` line per run, and one per repetition saying which copy and set it
+//! used, and stays loaded; unload it with `rmmod`.
 
 use core::ffi::{c_int, c_ulong, c_void};
 use core::ptr;
@@ -97,9 +99,9 @@ const MAX_BULK: usize = 256;
 /// What the queues carry: a pointer, like the C original's `void *`.
 type Item = *mut c_void;
 
-module_param_string!(BULK, "bulk", 256, "1,2,4,8,16,32,64");
+module_param_string!(BULK, "bulk", 256, "1,2,3,4,8,16,32,64");
 module_param_uint!(ELEMS, "elems", 1 << 23);
-module_param_uint!(RUNS, "runs", 11);
+module_param_uint!(RUNS, "runs", (PLACEMENTS * CODE_PLACEMENTS) as u32);
 
 /// The eight ways to move elements through a queue.
 #[derive(Clone, Copy)]
