@@ -229,6 +229,9 @@ fn placement(run: usize) -> (usize, usize) {
     (run % PLACEMENTS, (run + run / PLACEMENTS) % CODE_PLACEMENTS)
 }
 
+// The rotation of `placement` pairs every set with every copy only if there are as many of each.
+const _: () = assert!(PLACEMENTS == CODE_PLACEMENTS);
+
 /// Everything the timed loops work on, allocated once per placement.
 struct Setting {
     mpmc: KBox<MpmcQueue<Item, RING>>,

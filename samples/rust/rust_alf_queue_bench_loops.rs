@@ -34,23 +34,32 @@ pub(crate) use in_copy;
 /// Starts copy `P` of a timed loop with `16 * P` bytes of NOPs, run once per call.
 ///
 /// A loop's cost on the benchmark's CPU can move with where its code sits: the same machine code
-/// at two addresses has cost up to 10-20 % more at one than at the other (the results' placement
-/// table shows how much, per variant). Every copy of a function is a function of its own, at
+/// can cost markedly more at one address than at another (the placement table of the results
+/// says how much, per variant). Every copy of a function is a function of its own, at
 /// another address, and this padding also moves the loops of copy `P` by `16 * P` bytes within
 /// their 64-byte lines. The C loops get the same treatment (`bench_in_copy()` in
 /// `rust_alf_queue_bench_ptr_ring.c`).
 #[inline(always)]
 fn placed<const P: usize>() {
-    // SAFETY: The statement is `16 * P` one-byte NOPs: it touches no register, memory, stack
-    // or flag, and falls through.
+    // One literal template per copy: `P` is known when each copy is compiled, so only its arm
+    // is left. (An `asm!` `const` operand would need rustc 1.82; 6.12 supports 1.78.)
     #[cfg(target_arch = "x86_64")]
-    unsafe {
-        core::arch::asm!(
-            ".skip {bytes}, 0x90",
-            bytes = const 16 * P,
-            options(nomem, nostack, preserves_flags)
-        )
-    };
+    match P {
+        // SAFETY: Each statement is 16, 32 or 48 one-byte NOPs: it touches no register,
+        // memory, stack or flag, and falls through.
+        1 => unsafe {
+            core::arch::asm!(".skip 16, 0x90", options(nomem, nostack, preserves_flags))
+        },
+        // SAFETY: As above.
+        2 => unsafe {
+            core::arch::asm!(".skip 32, 0x90", options(nomem, nostack, preserves_flags))
+        },
+        // SAFETY: As above.
+        3 => unsafe {
+            core::arch::asm!(".skip 48, 0x90", options(nomem, nostack, preserves_flags))
+        },
+        _ => {}
+    }
 }
 
 /// `items.len()` single enqueues then as many single dequeues, `loops` times, through
