@@ -72,11 +72,12 @@ const SLUB_MAX_ORDER: u32 = 3;
 const SLUB_MIN_OBJECTS: usize = 8;
 /// `fail_page_alloc`'s default `min-order`.
 const FAIL_PAGE_ALLOC_MIN_ORDER: u32 = 1;
-/// What a processed `kmem_cache_free_bulk` entry is overwritten with.
-pub const BULK_FREE_POISON: *mut c_void = 0x6b6b_6b6b_6b6b_6b6b_usize as *mut c_void;
 const POISON_FREE: u8 = 0x6b;
-/// What a failed bulk allocation leaves in the caller's array: a pointer nothing owns.
-const POISON_POINTER: usize = 0x6b6b_6b6b_6b6b_6b6b;
+/// What a bulk call leaves in the caller's array where a pointer is no longer the caller's: a
+/// processed `kmem_cache_free_bulk` entry, or an object that a failed bulk allocation freed
+/// again. Every byte is `POISON_FREE`.
+pub const BULK_FREE_POISON: *mut c_void =
+    usize::from_ne_bytes([POISON_FREE; core::mem::size_of::<usize>()]) as *mut c_void;
 
 #[derive(Default, Clone, Copy, Debug)]
 pub struct kmem_cache_args {
@@ -423,7 +424,7 @@ pub unsafe fn kmem_cache_alloc_bulk_noprof(
                     // The kernel leaves the freed pointers in the array (reordered): the
                     // caller must not use them, which a poisoned pointer makes sure of.
                     // SAFETY: As above.
-                    unsafe { p.add(j).write(POISON_POINTER as *mut c_void) };
+                    unsafe { p.add(j).write(BULK_FREE_POISON) };
                 }
                 return 0;
             }
