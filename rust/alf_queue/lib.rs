@@ -17,7 +17,10 @@
 //! Each side has a single-item operation (`enqueue(item) -> Result<(), T>`,
 //! `dequeue() -> Option<T>`), a *bulk* one (all `n` items or none) and a *burst* one (as many
 //! as fit, or as many as are present). Bulk and burst operations move items through a
-//! [`Batch`], a fixed-capacity inline array that needs no allocation and can be handed to C.
+//! [`Batch`], a fixed-capacity inline array that needs no allocation and can be handed to C,
+//! or, for items that are `Copy` (object pointers, say), straight from and into the caller's
+//! slice (`enqueue_bulk_from(&[T])`, `dequeue_bulk_into(&mut [T])`, as the C original takes
+//! an array of pointers): no length to keep, which is what a bulk of a few items costs most.
 //!
 //! This module depends on nothing but `core`: it is both a `no_std` crate in userspace and,
 //! mounted as `kernel::alf_queue`, a module of the kernel crate.

@@ -212,6 +212,67 @@ impl<T, const N: usize> Ring<T, N> {
         if K > N && len > N {
             return Err(Error::TooLarge);
         }
+        let src = batch.as_ptr();
+        let moved = |k| {
+            if FIXED {
+                // SAFETY: All or nothing: the `k == len` items belong to the ring now.
+                unsafe { batch.set_len(0) };
+            } else {
+                // SAFETY: The first `k <= len` items now belong to the ring.
+                unsafe { batch.forget_front(k) };
+            }
+        };
+        // SAFETY: The caller's guarantee is the one `enqueue_from` requires; the batch holds
+        // `len <= N` initialised items at `src`, outside the ring, and `moved` gives up the
+        // ones moved; it cannot panic.
+        unsafe { self.enqueue_from::<MULTI, FIXED>(src, len, moved) }
+    }
+
+    /// Copies `items` into the queue: all or none if `FIXED`, as many of the first ones as fit
+    /// otherwise.
+    ///
+    /// Returns how many were copied; `Err(TooLarge)` if `items` holds more than `N`,
+    /// `Err(Full)` if `FIXED` and they do not all fit.
+    ///
+    /// # Safety
+    ///
+    /// As for [`Ring::enqueue_one`].
+    #[inline(always)]
+    pub(crate) unsafe fn enqueue_slice<const MULTI: bool, const FIXED: bool>(
+        &self,
+        items: &[T],
+    ) -> Result<usize, Error>
+    where
+        T: Copy,
+    {
+        if items.len() > N {
+            return Err(Error::TooLarge);
+        }
+        // SAFETY: The caller's guarantee is the one `enqueue_from` requires; `items` are
+        // `len <= N` initialised items outside the ring. `T: Copy`: the copies in the ring are
+        // items of their own, and the slice keeps its.
+        unsafe { self.enqueue_from::<MULTI, FIXED>(items.as_ptr(), items.len(), |_| ()) }
+    }
+
+    /// The enqueue of a bulk or burst from `len` items at `src`: reserves their slots, copies
+    /// the items in, calls `moved(k)` and commits them.
+    ///
+    /// Returns how many were moved, the first `k` of `src`: `len` or an error if `FIXED`
+    /// (`Err(Full)`, nothing moved, unless `len` is 0), as many as fit otherwise. `moved` runs
+    /// only when `k > 0`, after the copy: the owner of `src` gives up the `k` items there.
+    ///
+    /// # Safety
+    ///
+    /// As for [`Ring::enqueue_one`]; besides, `len <= N` and `src` is valid for reads of `len`
+    /// initialised items outside the ring, the first `k` of which pass to the ring when
+    /// `moved(k)` is called. `moved` must not panic.
+    #[inline(always)]
+    unsafe fn enqueue_from<const MULTI: bool, const FIXED: bool>(
+        &self,
+        src: *const T,
+        len: usize,
+        moved: impl FnOnce(usize),
+    ) -> Result<usize, Error> {
         // SAFETY: The caller's guarantee is the one `move_head` requires; `len <= N` fits a
         // `u32` because `N` does (`Ring::CAP`).
         let (head, k) = unsafe {
@@ -223,16 +284,11 @@ impl<T, const N: usize> Ring<T, N> {
         }
         let k = k as usize;
         // SAFETY: `move_head` reserved the `k <= len <= N` empty slots from `head` to us, and
-        // the batch holds at least `k` initialised items at `as_ptr()`, outside the ring; their
-        // ownership passes to the ring here.
-        unsafe { self.slots.write(head, batch.as_ptr(), k) };
-        if FIXED {
-            // SAFETY: All-or-nothing reserved all `k == len` items: they belong to the ring now.
-            unsafe { batch.set_len(0) };
-        } else {
-            // SAFETY: The first `k <= len` items now belong to the ring.
-            unsafe { batch.forget_front(k) };
-        }
+        // A1 (or C0) ordered the consumers' reads of their last items before these writes;
+        // `src` holds at least `k` initialised items, outside the ring, whose ownership passes
+        // to the ring here.
+        unsafe { self.slots.write(head, src, k) };
+        moved(k);
         self.prod
             .update_tail::<MULTI>(head, head.wrapping_add(k as u32));
         Ok(k)
@@ -259,6 +315,65 @@ impl<T, const N: usize> Ring<T, N> {
         if n > K - len || (K > N && n > N) {
             return Err(Error::TooLarge);
         }
+        // SAFETY: `len <= K`: the entry after the batch's items, or its end.
+        let dst = unsafe { batch.as_mut_ptr().add(len) };
+        let moved = |k| {
+            // SAFETY: The entries `len .. len + k <= K` now hold the items just moved out of
+            // the ring, which the batch takes.
+            unsafe { batch.set_len(len + k) };
+        };
+        // SAFETY: The caller's guarantee is the one `dequeue_into` requires; `n <= N`, and the
+        // batch has room for `n <= K - len` items at `dst`, outside the ring, which `moved`
+        // takes; it cannot panic.
+        unsafe { self.dequeue_into::<MULTI, FIXED>(dst, n, moved) }
+    }
+
+    /// Copies the oldest items out of the queue into `out`, from its start: `out.len()` of
+    /// them or none if `FIXED`, as many as are present otherwise.
+    ///
+    /// Returns how many were copied; `Err(TooLarge)` if `out` is longer than `N`,
+    /// `Err(Empty)` if `FIXED` and fewer than `out.len()` are present.
+    ///
+    /// # Safety
+    ///
+    /// As for [`Ring::dequeue_one`].
+    #[inline(always)]
+    pub(crate) unsafe fn dequeue_slice<const MULTI: bool, const FIXED: bool>(
+        &self,
+        out: &mut [T],
+    ) -> Result<usize, Error>
+    where
+        T: Copy,
+    {
+        if out.len() > N {
+            return Err(Error::TooLarge);
+        }
+        // SAFETY: The caller's guarantee is the one `dequeue_into` requires; `out` has room
+        // for `len <= N` items, outside the ring. `T: Copy`: the values overwritten need no
+        // drop.
+        unsafe { self.dequeue_into::<MULTI, FIXED>(out.as_mut_ptr(), out.len(), |_| ()) }
+    }
+
+    /// The dequeue of a bulk or burst of up to `n` items into `dst`: reserves their slots,
+    /// moves the items out, calls `moved(k)` and commits the slots as empty.
+    ///
+    /// Returns how many were moved, to the first `k` entries of `dst`: `n` or an error if
+    /// `FIXED` (`Err(Empty)`, nothing moved, unless `n` is 0), as many as are present
+    /// otherwise. `moved` runs only when `k > 0`, after the move.
+    ///
+    /// # Safety
+    ///
+    /// As for [`Ring::dequeue_one`]; besides, `n <= N` and `dst` is valid for writes of `n`
+    /// items, outside the ring; the first `k` are overwritten without being dropped, and the
+    /// items written there are the caller's from the call of `moved(k)`. `moved` must not
+    /// panic.
+    #[inline(always)]
+    unsafe fn dequeue_into<const MULTI: bool, const FIXED: bool>(
+        &self,
+        dst: *mut T,
+        n: usize,
+        moved: impl FnOnce(usize),
+    ) -> Result<usize, Error> {
         // SAFETY: The caller's guarantee is the one `move_head` requires; `n <= N` fits a
         // `u32`.
         let (head, k) = unsafe {
@@ -269,12 +384,11 @@ impl<T, const N: usize> Ring<T, N> {
             return none_moved::<FIXED>(n, Error::Empty);
         }
         let k = k as usize;
-        // SAFETY: `move_head` reserved the `k <= n <= N` full slots from `head` to us; the
-        // batch has room for `k <= K - len` items after its `len` items, outside the ring.
-        unsafe { self.slots.read(head, batch.as_mut_ptr().add(len), k) };
-        // SAFETY: The entries `len .. len + k <= K` now hold the items just moved out of the
-        // ring, which the batch takes.
-        unsafe { batch.set_len(len + k) };
+        // SAFETY: `move_head` reserved the `k <= n <= N` full slots from `head` to us, and
+        // A1 (or C0) made their writes visible; `dst` has room for `k` items outside the ring.
+        // We treat the slots as empty from now on.
+        unsafe { self.slots.read(head, dst, k) };
+        moved(k);
         self.cons
             .update_tail::<MULTI>(head, head.wrapping_add(k as u32));
         Ok(k)

@@ -293,6 +293,66 @@ impl<T, const N: usize> SpscQueue<T, N> {
         unsafe { self.ring.dequeue_batch::<false, false, K>(batch, n) }
     }
 
+    /// Copies all of `items` into the queue, or none; see
+    /// [`MpmcQueue::enqueue_bulk_from`](super::MpmcQueue::enqueue_bulk_from).
+    ///
+    /// # Safety
+    ///
+    /// As for [`SpscQueue::enqueue`].
+    #[inline]
+    pub unsafe fn enqueue_bulk_from(&self, items: &[T]) -> Result<(), Error>
+    where
+        T: Copy,
+    {
+        // SAFETY: Producer-side calls are ordered by happens-before, by our caller's guarantee.
+        unsafe { self.ring.enqueue_slice::<false, true>(items) }.map(|_| ())
+    }
+
+    /// Copies as many of the first of `items` into the queue as fit; see
+    /// [`MpmcQueue::enqueue_burst_from`](super::MpmcQueue::enqueue_burst_from).
+    ///
+    /// # Safety
+    ///
+    /// As for [`SpscQueue::enqueue`].
+    #[inline]
+    pub unsafe fn enqueue_burst_from(&self, items: &[T]) -> Result<usize, Error>
+    where
+        T: Copy,
+    {
+        // SAFETY: Producer-side calls are ordered by happens-before, by our caller's guarantee.
+        unsafe { self.ring.enqueue_slice::<false, false>(items) }
+    }
+
+    /// Fills `out` with the `out.len()` oldest items, or moves none; see
+    /// [`MpmcQueue::dequeue_bulk_into`](super::MpmcQueue::dequeue_bulk_into).
+    ///
+    /// # Safety
+    ///
+    /// As for [`SpscQueue::dequeue`].
+    #[inline]
+    pub unsafe fn dequeue_bulk_into(&self, out: &mut [T]) -> Result<(), Error>
+    where
+        T: Copy,
+    {
+        // SAFETY: Consumer-side calls are ordered by happens-before, by our caller's guarantee.
+        unsafe { self.ring.dequeue_slice::<false, true>(out) }.map(|_| ())
+    }
+
+    /// Moves up to `out.len()` of the oldest items into the start of `out`; see
+    /// [`MpmcQueue::dequeue_burst_into`](super::MpmcQueue::dequeue_burst_into).
+    ///
+    /// # Safety
+    ///
+    /// As for [`SpscQueue::dequeue`].
+    #[inline]
+    pub unsafe fn dequeue_burst_into(&self, out: &mut [T]) -> Result<usize, Error>
+    where
+        T: Copy,
+    {
+        // SAFETY: Consumer-side calls are ordered by happens-before, by our caller's guarantee.
+        unsafe { self.ring.dequeue_slice::<false, false>(out) }
+    }
+
     /// Moves `n` items into the queue, or none, writing each straight into its slot; see
     /// [`Producer::enqueue_bulk_with`].
     ///
@@ -423,6 +483,46 @@ impl<T, const N: usize> Producer<'_, T, N> {
     ) -> Result<usize, Error> {
         // SAFETY: As in `enqueue`.
         unsafe { self.queue.enqueue_burst(batch) }
+    }
+
+    /// Copies all of `items` into the queue, or none; see
+    /// [`MpmcQueue::enqueue_bulk_from`](super::MpmcQueue::enqueue_bulk_from).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use kernel::alf_queue::{Error, SpscQueue};
+    ///
+    /// let mut q = SpscQueue::<u32, 4>::new();
+    /// let (mut tx, mut rx) = q.split();
+    /// assert_eq!(tx.enqueue_bulk_from(&[1, 2, 3]), Ok(()));
+    /// assert_eq!(tx.enqueue_bulk_from(&[4, 5]), Err(Error::Full));
+    /// assert_eq!(tx.enqueue_burst_from(&[4, 5]), Ok(1));
+    /// let mut out = [0; 3];
+    /// assert_eq!(rx.dequeue_bulk_into(&mut out), Ok(()));
+    /// assert_eq!(out, [1, 2, 3]);
+    /// assert_eq!(rx.dequeue_bulk_into(&mut out[..2]), Err(Error::Empty));
+    /// assert_eq!(rx.dequeue_burst_into(&mut out), Ok(1));
+    /// assert_eq!(out, [4, 2, 3]);
+    /// ```
+    #[inline]
+    pub fn enqueue_bulk_from(&mut self, items: &[T]) -> Result<(), Error>
+    where
+        T: Copy,
+    {
+        // SAFETY: As in `enqueue`.
+        unsafe { self.queue.enqueue_bulk_from(items) }
+    }
+
+    /// Copies as many of the first of `items` into the queue as fit; see
+    /// [`MpmcQueue::enqueue_burst_from`](super::MpmcQueue::enqueue_burst_from).
+    #[inline]
+    pub fn enqueue_burst_from(&mut self, items: &[T]) -> Result<usize, Error>
+    where
+        T: Copy,
+    {
+        // SAFETY: As in `enqueue`.
+        unsafe { self.queue.enqueue_burst_from(items) }
     }
 
     /// Moves `n` items into the queue, or none, writing each straight into its slot: the
@@ -603,6 +703,29 @@ impl<T, const N: usize> Consumer<'_, T, N> {
     ) -> Result<usize, Error> {
         // SAFETY: As in `dequeue`.
         unsafe { self.queue.dequeue_burst(batch, n) }
+    }
+
+    /// Fills `out` with the `out.len()` oldest items, or moves none; see
+    /// [`MpmcQueue::dequeue_bulk_into`](super::MpmcQueue::dequeue_bulk_into) and the example
+    /// of [`Producer::enqueue_bulk_from`].
+    #[inline]
+    pub fn dequeue_bulk_into(&mut self, out: &mut [T]) -> Result<(), Error>
+    where
+        T: Copy,
+    {
+        // SAFETY: As in `dequeue`.
+        unsafe { self.queue.dequeue_bulk_into(out) }
+    }
+
+    /// Moves up to `out.len()` of the oldest items into the start of `out`; see
+    /// [`MpmcQueue::dequeue_burst_into`](super::MpmcQueue::dequeue_burst_into).
+    #[inline]
+    pub fn dequeue_burst_into(&mut self, out: &mut [T]) -> Result<usize, Error>
+    where
+        T: Copy,
+    {
+        // SAFETY: As in `dequeue`.
+        unsafe { self.queue.dequeue_burst_into(out) }
     }
 
     /// Moves exactly `n` of the oldest items out of the queue, or none, passing each to

@@ -4,8 +4,8 @@
 //! of the C original, after prototype-kernel's `kernel/lib/alf_queue_bench01.c`.
 //!
 //! One thread, enqueue then dequeue: for each bulk size `n`, `n` elements go into a queue of
-//! [`RING`] slots and come out again, in a loop, eight ways, interleaved within each repetition.
-//! Repetition `r` starts at variant `r mod 8` of [`Variant::ALL`] and goes round from there, so
+//! [`RING`] slots and come out again, in a loop, ten ways, interleaved within each repetition.
+//! Repetition `r` starts at variant `r mod 10` of [`Variant::ALL`] and goes round from there, so
 //! that no variant always runs first or right after the same one. The data the loops work on
 //! (the queues, the C rings, the arrays and the batch) is allocated [`PLACEMENTS`] times, and
 //! repetition `r` uses set `r mod PLACEMENTS`: with one set, a cell's figure depended on where
@@ -21,6 +21,9 @@
 //!   then `n` single `dequeue` calls (the C original's "ALF-multi" loop);
 //! - `mpmc_bulk`, `spsc_bulk`: one `enqueue_bulk` of `n` elements then one `dequeue_bulk` of
 //!   `n`, through a [`Batch`];
+//! - `mpmc_slice`, `spsc_slice`: one `enqueue_bulk_from` copying the `n` elements of an array,
+//!   then one `dequeue_bulk_into` of `n` back into it: the bulk calls for `Copy` items, with
+//!   the C reference's interface (an array in, an array out);
 //! - `spsc_with`: one in-place `enqueue_bulk_with` of the `n` elements of an array, then one
 //!   `dequeue_bulk_with` of `n` back into it, through the handles of an [`SpscQueue`]: the C
 //!   reference's interface (an array in, an array out), with no [`Batch`] in between;
@@ -82,7 +85,10 @@ mod bench;
 mod loops;
 
 use bench::{module_param_string, module_param_uint};
-use loops::{in_copy, mpmc_bulk, mpmc_single, spsc_bulk, spsc_single, spsc_with, CODE_PLACEMENTS};
+use loops::{
+    in_copy, mpmc_bulk, mpmc_single, mpmc_slice, spsc_bulk, spsc_single, spsc_slice, spsc_with,
+    CODE_PLACEMENTS,
+};
 
 bench::sample_module! {
     type: AlfQueueBench,
@@ -103,14 +109,16 @@ module_param_string!(BULK, "bulk", 256, "1,2,3,4,8,16,32,64");
 module_param_uint!(ELEMS, "elems", 1 << 23);
 module_param_uint!(RUNS, "runs", (PLACEMENTS * CODE_PLACEMENTS) as u32);
 
-/// The eight ways to move elements through a queue.
+/// The ten ways to move elements through a queue.
 #[derive(Clone, Copy)]
 enum Variant {
     MpmcSingle,
     MpmcBulk,
+    MpmcSlice,
     CMpmcBulk,
     SpscSingle,
     SpscBulk,
+    SpscSlice,
     SpscWith,
     CSpscBulk,
     PtrRing,
@@ -118,12 +126,14 @@ enum Variant {
 
 impl Variant {
     /// Every variant, in the order each repetition runs them.
-    const ALL: [Self; 8] = [
+    const ALL: [Self; 10] = [
         Self::MpmcSingle,
         Self::MpmcBulk,
+        Self::MpmcSlice,
         Self::CMpmcBulk,
         Self::SpscSingle,
         Self::SpscBulk,
+        Self::SpscSlice,
         Self::SpscWith,
         Self::CSpscBulk,
         Self::PtrRing,
@@ -134,9 +144,11 @@ impl Variant {
         match self {
             Self::MpmcSingle => "mpmc_single",
             Self::MpmcBulk => "mpmc_bulk",
+            Self::MpmcSlice => "mpmc_slice",
             Self::CMpmcBulk => "c_mpmc_bulk",
             Self::SpscSingle => "spsc_single",
             Self::SpscBulk => "spsc_bulk",
+            Self::SpscSlice => "spsc_slice",
             Self::SpscWith => "spsc_with",
             Self::CSpscBulk => "c_spsc_bulk",
             Self::PtrRing => "ptr_ring",
@@ -324,6 +336,7 @@ impl Setting {
             moved = match variant {
                 Variant::MpmcSingle => in_copy!(copy, mpmc_single(mpmc, items, loops)),
                 Variant::MpmcBulk => in_copy!(copy, mpmc_bulk(mpmc, b, n, loops)),
+                Variant::MpmcSlice => in_copy!(copy, mpmc_slice(mpmc, items, loops)),
                 // SAFETY: `c_mpmc` is live (type invariant of `CRing`), used by this thread
                 // alone, and empty after every complete run; `items` holds `n <= MAX_BULK < RING`
                 // pointers.
@@ -338,6 +351,7 @@ impl Setting {
                 },
                 Variant::SpscSingle => in_copy!(copy, spsc_single(spsc, items, loops)),
                 Variant::SpscBulk => in_copy!(copy, spsc_bulk(spsc, b, n, loops)),
+                Variant::SpscSlice => in_copy!(copy, spsc_slice(spsc, items, loops)),
                 Variant::SpscWith => in_copy!(copy, spsc_with(spsc, items, loops)),
                 // SAFETY: As for `c_mpmc_bulk`; `c_spsc` has one producer and one consumer,
                 // this thread.
@@ -367,7 +381,9 @@ impl Setting {
         let out = match variant {
             Variant::MpmcBulk | Variant::SpscBulk => b.as_slice(),
             Variant::MpmcSingle
+            | Variant::MpmcSlice
             | Variant::SpscSingle
+            | Variant::SpscSlice
             | Variant::SpscWith
             | Variant::CMpmcBulk
             | Variant::CSpscBulk

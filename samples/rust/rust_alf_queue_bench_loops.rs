@@ -110,6 +110,25 @@ pub(crate) fn bulk_rounds(
     moved
 }
 
+/// One bulk enqueue copying `items` then one bulk dequeue of as many back into them, `loops`
+/// times, through `enqueue` and `dequeue`; returns the elements moved.
+#[inline(always)]
+pub(crate) fn slice_rounds(
+    items: &mut [Item],
+    loops: usize,
+    mut enqueue: impl FnMut(&[Item]) -> bool,
+    mut dequeue: impl FnMut(&mut [Item]) -> bool,
+) -> usize {
+    let mut moved = 0;
+    for _ in 0..loops {
+        if !enqueue(items) || !dequeue(items) {
+            return moved;
+        }
+        moved += items.len();
+    }
+    moved
+}
+
 /// `mpmc_single`: [`single_rounds`] through [`MpmcQueue`].
 #[inline(never)]
 pub(crate) fn mpmc_single<const P: usize>(
@@ -136,6 +155,22 @@ pub(crate) fn mpmc_bulk<const P: usize>(
         loops,
         |b| q.enqueue_bulk(b).is_ok(),
         |b, n| q.dequeue_bulk(b, n).is_ok(),
+    )
+}
+
+/// `mpmc_slice`: [`slice_rounds`] through [`MpmcQueue`].
+#[inline(never)]
+pub(crate) fn mpmc_slice<const P: usize>(
+    q: &MpmcQueue<Item, RING>,
+    items: &mut [Item],
+    loops: usize,
+) -> usize {
+    placed::<P>();
+    slice_rounds(
+        items,
+        loops,
+        |s| q.enqueue_bulk_from(s).is_ok(),
+        |s| q.dequeue_bulk_into(s).is_ok(),
     )
 }
 
@@ -167,6 +202,23 @@ pub(crate) fn spsc_bulk<const P: usize>(
         loops,
         |b| tx.enqueue_bulk(b).is_ok(),
         |b, n| rx.dequeue_bulk(b, n).is_ok(),
+    )
+}
+
+/// `spsc_slice`: [`slice_rounds`] through the handles of an [`SpscQueue`].
+#[inline(never)]
+pub(crate) fn spsc_slice<const P: usize>(
+    q: &mut SpscQueue<Item, RING>,
+    items: &mut [Item],
+    loops: usize,
+) -> usize {
+    placed::<P>();
+    let (mut tx, mut rx) = q.split();
+    slice_rounds(
+        items,
+        loops,
+        |s| tx.enqueue_bulk_from(s).is_ok(),
+        |s| rx.dequeue_bulk_into(s).is_ok(),
     )
 }
 

@@ -558,7 +558,7 @@ fn model_run<Q: TestQueue>(q: &Q, seed: u64, ops: usize) {
     let mut next = 0u32;
     let mut b = Batch::<u32, 40>::new();
     for _ in 0..ops {
-        match rng.u8(0..6) {
+        match rng.u8(0..8) {
             0 => {
                 let r = q.enq(next);
                 if model.len() < n {
@@ -605,6 +605,28 @@ fn model_run<Q: TestQueue>(q: &Q, seed: u64, ops: usize) {
                 // The rest is handed back: forget about it.
                 next = first + moved as u32;
             }
+            6 => {
+                let k = rng.usize(0..=40);
+                let items: Vec<u32> = (next..next + k as u32).collect();
+                let burst = rng.bool();
+                let r = q.enq_slice(&items, burst);
+                assert_eq!(r, expected(k, n, n - model.len(), burst, Error::Full));
+                let moved = r.unwrap_or(0);
+                model.extend(next..next + moved as u32);
+                next += moved as u32;
+            }
+            7 => {
+                let k = rng.usize(0..=40);
+                // Two guard entries after the `k` asked for: nothing may be written there.
+                let mut out = vec![u32::MAX; k + 2];
+                let burst = rng.bool();
+                let r = q.deq_slice(&mut out[..k], burst);
+                assert_eq!(r, expected(k, n, model.len(), burst, Error::Empty));
+                let got = r.unwrap_or(0);
+                let want: Vec<u32> = model.drain(..got).collect();
+                assert_eq!(&out[..got], &want[..]);
+                assert!(out[got..].iter().all(|&v| v == u32::MAX));
+            }
             _ => {
                 b.clear();
                 let pre = rng.usize(0..=4);
@@ -637,6 +659,8 @@ trait TestQueue {
     fn deq(&self) -> Option<u32>;
     fn enq_batch(&self, b: &mut Batch<u32, 40>, burst: bool) -> Result<usize, Error>;
     fn deq_batch(&self, b: &mut Batch<u32, 40>, n: usize, burst: bool) -> Result<usize, Error>;
+    fn enq_slice(&self, items: &[u32], burst: bool) -> Result<usize, Error>;
+    fn deq_slice(&self, out: &mut [u32], burst: bool) -> Result<usize, Error>;
 }
 
 impl<const N: usize> TestQueue for MpmcQueue<u32, N> {
@@ -665,6 +689,20 @@ impl<const N: usize> TestQueue for MpmcQueue<u32, N> {
             self.dequeue_burst(b, n)
         } else {
             self.dequeue_bulk(b, n).map(|()| n)
+        }
+    }
+    fn enq_slice(&self, items: &[u32], burst: bool) -> Result<usize, Error> {
+        if burst {
+            self.enqueue_burst_from(items)
+        } else {
+            self.enqueue_bulk_from(items).map(|()| items.len())
+        }
+    }
+    fn deq_slice(&self, out: &mut [u32], burst: bool) -> Result<usize, Error> {
+        if burst {
+            self.dequeue_burst_into(out)
+        } else {
+            self.dequeue_bulk_into(out).map(|()| out.len())
         }
     }
 }
@@ -703,6 +741,26 @@ impl<const N: usize> TestQueue for SpscQueue<u32, N> {
                 self.dequeue_burst(b, n)
             } else {
                 self.dequeue_bulk(b, n).map(|()| n)
+            }
+        }
+    }
+    fn enq_slice(&self, items: &[u32], burst: bool) -> Result<usize, Error> {
+        // SAFETY: Single-threaded.
+        unsafe {
+            if burst {
+                self.enqueue_burst_from(items)
+            } else {
+                self.enqueue_bulk_from(items).map(|()| items.len())
+            }
+        }
+    }
+    fn deq_slice(&self, out: &mut [u32], burst: bool) -> Result<usize, Error> {
+        // SAFETY: Single-threaded.
+        unsafe {
+            if burst {
+                self.dequeue_burst_into(out)
+            } else {
+                self.dequeue_bulk_into(out).map(|()| out.len())
             }
         }
     }
