@@ -212,14 +212,19 @@ impl<T, const N: usize> Ring<T, N> {
         if K > N && len > N {
             return Err(Error::TooLarge);
         }
-        let src = batch.as_ptr();
+        // A raw pointer, so that `moved` borrows the batch only when it runs, after the copy
+        // from `src` (a borrow taken when the closure is made would invalidate `src`).
+        let batch: *mut Batch<T, K> = batch;
+        // SAFETY: `batch` comes from the caller's `&mut`; nothing else uses the batch meanwhile.
+        let src = unsafe { (*batch).as_ptr() };
         let moved = |k| {
             if FIXED {
-                // SAFETY: All or nothing: the `k == len` items belong to the ring now.
-                unsafe { batch.set_len(0) };
+                // SAFETY: As above; all or nothing: the `k == len` items belong to the ring
+                // now.
+                unsafe { (*batch).set_len(0) };
             } else {
-                // SAFETY: The first `k <= len` items now belong to the ring.
-                unsafe { batch.forget_front(k) };
+                // SAFETY: As above; the first `k <= len` items now belong to the ring.
+                unsafe { (*batch).forget_front(k) };
             }
         };
         // SAFETY: The caller's guarantee is the one `enqueue_from` requires; the batch holds
@@ -315,12 +320,16 @@ impl<T, const N: usize> Ring<T, N> {
         if n > K - len || (K > N && n > N) {
             return Err(Error::TooLarge);
         }
-        // SAFETY: `len <= K`: the entry after the batch's items, or its end.
-        let dst = unsafe { batch.as_mut_ptr().add(len) };
+        // A raw pointer, so that `moved` borrows the batch only when it runs, after the move
+        // into `dst` (as in `enqueue_batch`).
+        let batch: *mut Batch<T, K> = batch;
+        // SAFETY: `batch` comes from the caller's `&mut`; nothing else uses the batch meanwhile.
+        // `len <= K`: the entry after the batch's items, or its end.
+        let dst = unsafe { (*batch).as_mut_ptr().add(len) };
         let moved = |k| {
-            // SAFETY: The entries `len .. len + k <= K` now hold the items just moved out of
-            // the ring, which the batch takes.
-            unsafe { batch.set_len(len + k) };
+            // SAFETY: As above; the entries `len .. len + k <= K` now hold the items just moved
+            // out of the ring, which the batch takes.
+            unsafe { (*batch).set_len(len + k) };
         };
         // SAFETY: The caller's guarantee is the one `dequeue_into` requires; `n <= N`, and the
         // batch has room for `n <= K - len` items at `dst`, outside the ring, which `moved`
