@@ -332,9 +332,9 @@ kernel_qemu_tests() {
 				grep 'rfl_' "$klogs/qemu.log" | tail -20 >&2
 				count "alf_queue stress (QEMU): no done line" 0 1
 			fi
-			# 8 variants x 2 sizes x 1 run (the C reference's self-checks fail the load with a
+			# 10 variants x 2 sizes x 1 run (the C reference's self-checks fail the load with a
 			# FAIL line).
-			bench_smoke alf_queue rust_alf_queue_bench 16
+			bench_smoke alf_queue rust_alf_queue_bench 20
 		# 6 variants (8 from 7.0 on: sheaf_single and sheaf_prefill) x 2 patterns x 1 run.
 		bench_smoke qmempool rust_qmempool_bench "$([ "${KVER%%.*}" -ge 7 ] && echo 16 || echo 12)"
 		bench_smoke skb_free rust_skb_free_bench 16 # 4 variants x 2 sizes x 2 runs
