@@ -9,6 +9,7 @@
 //! cache's live objects. Under Miri (`scripts/miri.sh`) a second drop of a `Box` field is a use
 //! of freed memory.
 
+use core::mem::MaybeUninit;
 use kernel::alloc::flags::GFP_KERNEL;
 use kernel::slab_bulk::{Cache, CacheFlags, FreeBatch, KmemCache, ObjBatch};
 use std::cell::{Cell, RefCell};
@@ -201,6 +202,47 @@ fn alloc_bulk_with_init_panics() {
         });
     });
     assert_eq!(ledger.drops(), vec![1, 1, 1, 0, 0, 0, 0, 0]);
+    assert_eq!(in_use(&cache), 0);
+}
+
+/// `Cache::alloc_bulk_in` then `ObjSlice::init_with` whose init closure panics: the values made
+/// before the panic are dropped, every object freed, and the lent array is free again.
+#[test]
+fn slice_init_panics() {
+    let ledger = Ledger::new(8);
+    let cache = cache(c"panic_slice_init");
+    let mut slots = [MaybeUninit::uninit(); 8];
+    panics(|| {
+        let objs = cache.alloc_bulk_in(&mut slots, GFP_KERNEL).expect("alloc");
+        let _ = objs.init_with(|i| {
+            assert!(i != 5, "init of value {i} panics");
+            ledger.value(i)
+        });
+    });
+    assert_eq!(ledger.drops(), vec![1, 1, 1, 1, 1, 0, 0, 0]);
+    assert_eq!(in_use(&cache), 0);
+    let objs = cache
+        .alloc_bulk_in(&mut slots[..2], GFP_KERNEL)
+        .expect("alloc");
+    assert_eq!(in_use(&cache), 2);
+    drop(objs);
+    assert_eq!(in_use(&cache), 0);
+}
+
+/// An `ObjSlice` dropped with a panicking `T::drop`: every value dropped once (the others'
+/// drops still run), every object freed once.
+#[test]
+fn slice_drop_panics() {
+    let ledger = Ledger::new(8);
+    let cache = cache(c"panic_slice_drop");
+    let mut slots = [MaybeUninit::uninit(); 8];
+    let objs = cache
+        .alloc_bulk_in(&mut slots, GFP_KERNEL)
+        .expect("alloc")
+        .init_with(|i| ledger.value(i));
+    ledger.panic_on.set(Some(3));
+    panics(move || drop(objs));
+    assert_eq!(ledger.drops(), vec![1; 8]);
     assert_eq!(in_use(&cache), 0);
 }
 

@@ -383,7 +383,7 @@ impl<'c, T, const N: usize> ObjBatch<'c, T, N> {
 /// the caller, who owns them with a valid `T` in each when this returns and has given them up
 /// if it unwinds.
 #[inline]
-unsafe fn init_objects<T>(
+pub(super) unsafe fn init_objects<T>(
     cache: *mut bindings::kmem_cache,
     objs: *mut NonNull<T>,
     n: usize,
@@ -420,17 +420,17 @@ unsafe fn init_objects<T>(
 ///
 /// `objs[..len]` are distinct live objects of `cache`, owned by the guard; those in `valid`
 /// hold a valid `T`, the others none.
-struct FreeGuard<T> {
-    cache: *mut bindings::kmem_cache,
-    objs: *mut NonNull<T>,
-    len: usize,
-    valid: Range<usize>,
+pub(super) struct FreeGuard<T> {
+    pub(super) cache: *mut bindings::kmem_cache,
+    pub(super) objs: *mut NonNull<T>,
+    pub(super) len: usize,
+    pub(super) valid: Range<usize>,
 }
 
 impl<T> FreeGuard<T> {
     /// Drops the `T`s still held, in order.
     #[inline]
-    fn drop_values(&mut self) {
+    pub(super) fn drop_values(&mut self) {
         if !mem::needs_drop::<T>() {
             return;
         }
@@ -521,7 +521,7 @@ unsafe fn add_in_bounds(len: usize, n: usize) -> usize {
 
 /// What `kmem_cache_alloc_bulk` returns: the number of objects (`int`, up to 6.x) or whether it
 /// succeeded (`bool`, from 7.0 on). Either way a bulk allocation is all or nothing.
-trait BulkAllocResult {
+pub(super) trait BulkAllocResult {
     /// Whether the requested objects were allocated.
     fn succeeded(self) -> bool;
 }
@@ -542,7 +542,7 @@ impl BulkAllocResult for core::ffi::c_int {
 
 /// Checks the bulk API's context rule (IRQs enabled) where lockdep can; free otherwise.
 #[inline(always)]
-fn assert_irqs_enabled() {
+pub(super) fn assert_irqs_enabled() {
     #[cfg(CONFIG_PROVE_LOCKING)]
     // SAFETY: `lockdep_assert_irqs_enabled` only reads per-CPU state and may warn.
     unsafe {

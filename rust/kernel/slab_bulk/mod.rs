@@ -19,6 +19,8 @@
 //!   is an uninitialised one: it can be written or freed, never read.
 //! - [`ObjBatch<'c, T, N>`] holds up to `N` objects in the pointer array the C bulk functions
 //!   take, filled by one bulk allocation and freed by one bulk free (also when dropped).
+//! - [`ObjSlice<'a, T>`] is the objects of one bulk allocation into an array the caller lends
+//!   ([`Cache::alloc_bulk_in`]), freed in bulk when dropped: the C API's shape, and its cost.
 //! - [`FreeBatch<'c, T, N>`] gathers objects one at a time and frees them in bulk, the pattern
 //!   of a NIC's TX completion.
 //! - [`static_cache!`] declares a cache for the life of a module, named by a type `C`;
@@ -35,8 +37,8 @@
 //! | [`CacheRegistration::new`], dropping a [`CacheRegistration`] | process, may sleep |
 //! | single allocation ([`Cache::alloc`], [`Cache::alloc_uninit`]) | whatever the GFP flags allow: `GFP_KERNEL` may sleep, `GFP_ATOMIC`/`GFP_NOWAIT` do not |
 //! | dropping an [`Obj`] or a [`StaticObj`] | any but NMI (`kmem_cache_free` is not NMI-safe) |
-//! | bulk allocation ([`Cache::alloc_bulk`], [`ObjBatch::alloc`], ...) | as the GFP flags allow, and IRQs enabled |
-//! | bulk free ([`ObjBatch::free`], [`FreeBatch`], dropping an [`ObjBatch`]) | IRQs enabled |
+//! | bulk allocation ([`Cache::alloc_bulk`], [`Cache::alloc_bulk_in`], [`ObjBatch::alloc`], ...) | as the GFP flags allow, and IRQs enabled |
+//! | bulk free ([`ObjBatch::free`], [`FreeBatch`], dropping an [`ObjBatch`] or an [`ObjSlice`]) | IRQs enabled |
 //!
 //! The IRQ rule of the bulk functions is the C API's ("interrupts must be enabled when calling
 //! this function"). The types cannot prove it; lockdep checks it when `CONFIG_PROVE_LOCKING` is
@@ -51,6 +53,7 @@
 mod batch;
 mod cache;
 mod free_batch;
+mod obj_slice;
 mod object;
 mod static_cache;
 
@@ -69,5 +72,6 @@ pub(crate) mod selftest;
 pub use self::batch::ObjBatch;
 pub use self::cache::{Cache, CacheFlags, KmemCache, MAX_NAME_LEN};
 pub use self::free_batch::FreeBatch;
+pub use self::obj_slice::{ObjSlice, ObjSlot};
 pub use self::object::Obj;
 pub use self::static_cache::{CacheRegistration, CacheSlot, StaticCache, StaticObj};

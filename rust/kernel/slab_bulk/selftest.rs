@@ -55,6 +55,7 @@ macro_rules! selftests {
             cache_create_errors,
             single_alloc_free,
             bulk_every_size,
+            bulk_in_every_size,
             bulk_size_errors,
             every_drop_path,
             foreign_objects,
@@ -205,6 +206,39 @@ pub(crate) fn bulk_every_size() {
     check!(in_use(&cache) == 0);
 }
 
+/// Bulk allocation into a lent array ([`Cache::alloc_bulk_in`]) at every size from 1 to `CAP`,
+/// the objects initialised and read back and freed with the [`super::ObjSlice`]; an empty array
+/// is `EINVAL` and allocates nothing.
+pub(crate) fn bulk_in_every_size() {
+    let Ok(cache) = KmemCache::<Obj256>::new(c"rust_slab_bulk_in", CacheFlags::NO_MERGE) else {
+        check!(false);
+        return;
+    };
+    let mut slots = [MaybeUninit::uninit(); CAP];
+    check!(cache.alloc_bulk_in(&mut slots[..0], GFP_KERNEL).err() == Some(EINVAL));
+    check!(in_use(&cache) == 0);
+    // Every size; under Miri every seventh, as in `bulk_every_size`.
+    for n in (1..=CAP).step_by(if cfg!(miri) { 7 } else { 1 }) {
+        let Ok(objs) = cache.alloc_bulk_in(&mut slots[..n], GFP_KERNEL) else {
+            check!(false);
+            return;
+        };
+        check!(objs.len() == n && in_use(&cache) == n);
+        let mut objs = objs.init_with(|i| [i as u64; 32]);
+        // Distinct objects: write each one's index, then read every index back.
+        for (i, obj) in objs.iter_mut().enumerate() {
+            obj[31] = (n * 1000 + i) as u64;
+        }
+        check!(objs
+            .iter()
+            .enumerate()
+            .all(|(i, o)| o[0] == i as u64 && o[31] == (n * 1000 + i) as u64));
+        check!(objs.get(n).is_none() && objs.get(n - 1).map(|o| o[0]) == Some(n as u64 - 1));
+        drop(objs);
+        check!(in_use(&cache) == 0);
+    }
+}
+
 /// Sizes outside `1..=room` are `EINVAL` and change nothing.
 pub(crate) fn bulk_size_errors() {
     let Ok(cache) = KmemCache::<u64>::new(c"rust_slab_bulk_einval", CacheFlags::NO_MERGE) else {
@@ -288,6 +322,15 @@ pub(crate) fn every_drop_path() {
     }
     drop(done);
     check!(dropped() == 53 && in_use(&cache) == 0);
+
+    // An `ObjSlice`, initialised, then dropped.
+    let mut slots = [MaybeUninit::uninit(); 8];
+    if let Ok(objs) = cache.alloc_bulk_in(&mut slots, GFP_KERNEL) {
+        let objs = objs.init_with(new);
+        check!(dropped() == 53 && in_use(&cache) == 8);
+        drop(objs);
+    }
+    check!(dropped() == 61 && in_use(&cache) == 0);
 }
 
 /// Objects go back to their own cache only; `push` hands back what does not fit.
@@ -690,34 +733,50 @@ pub(crate) fn bulk_fault_nth() {
 #[cfg(all(CONFIG_FAILSLAB, CONFIG_FAIL_PAGE_ALLOC))]
 pub(crate) fn bulk_fault_every_point() {
     for n in [1, 2, 3, 8, 16] {
-        let mut failures = 0;
-        for nth in 1.. {
-            let Ok(cache) = KmemCache::<Big>::new(c"rust_slab_bulk_point", CacheFlags::NO_MERGE)
-            else {
-                check!(false);
-                return;
-            };
-            set_fail_nth(nth);
-            let (batch, result) = bulk::<_, 16>(&cache, n, GFP_NOWAIT);
-            // Still armed: the request reached fewer than `nth` fault points; all were tried.
-            let fired = fail_nth() == 0;
-            set_fail_nth(0);
-            match result {
-                Ok(()) => check!(batch.len() == n && in_use(&cache) == n),
-                Err(e) => {
-                    check!(e == ENOMEM && fired && in_use(&cache) == 0);
-                    failures += 1;
+        // Through a batch, then through an array of the caller's (`Cache::alloc_bulk_in`).
+        for lent in [false, true] {
+            let mut failures = 0;
+            for nth in 1.. {
+                let Ok(cache) =
+                    KmemCache::<Big>::new(c"rust_slab_bulk_point", CacheFlags::NO_MERGE)
+                else {
+                    check!(false);
+                    return;
+                };
+                let mut slots = [MaybeUninit::uninit(); 16];
+                set_fail_nth(nth);
+                let (batch, objs, result) = if lent {
+                    match cache.alloc_bulk_in(&mut slots[..n], GFP_NOWAIT) {
+                        Ok(objs) => (None, Some(objs), Ok(())),
+                        Err(e) => (None, None, Err(e)),
+                    }
+                } else {
+                    let (batch, result) = bulk::<_, 16>(&cache, n, GFP_NOWAIT);
+                    (Some(batch), None, result)
+                };
+                // Still armed: the request reached fewer than `nth` fault points; all were
+                // tried.
+                let fired = fail_nth() == 0;
+                set_fail_nth(0);
+                let held =
+                    batch.as_ref().map_or(0, |b| b.len()) + objs.as_ref().map_or(0, |o| o.len());
+                match result {
+                    Ok(()) => check!(held == n && in_use(&cache) == n),
+                    Err(e) => {
+                        check!(e == ENOMEM && fired && held == 0 && in_use(&cache) == 0);
+                        failures += 1;
+                    }
+                }
+                drop((batch, objs));
+                check!(in_use(&cache) == 0);
+                if !fired {
+                    // `failslab`'s point and at least one page per object were reached.
+                    check!(nth as usize > n + 1);
+                    break;
                 }
             }
-            drop(batch);
-            check!(in_use(&cache) == 0);
-            if !fired {
-                // `failslab`'s point and at least one page per object were reached.
-                check!(nth as usize > n + 1);
-                break;
-            }
+            check!(failures == 1);
         }
-        check!(failures == 1);
     }
 }
 

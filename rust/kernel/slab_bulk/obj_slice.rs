@@ -1,0 +1,232 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! [`ObjSlice`]: objects of one cache, allocated in bulk into an array the caller lends.
+
+use super::batch::{assert_irqs_enabled, init_objects, BulkAllocResult, FreeGuard};
+use super::cache::Cache;
+use crate::alloc::Flags;
+use crate::bindings;
+use crate::error::{code::*, Result};
+use core::ffi::c_void;
+use core::marker::PhantomData;
+use core::mem::{ManuallyDrop, MaybeUninit};
+use core::ptr::NonNull;
+use core::slice;
+
+/// One entry of the array that [`Cache::alloc_bulk_in`] fills: room for an object pointer,
+/// meaningless before the allocation and after the [`ObjSlice`] is gone.
+pub type ObjSlot<T> = MaybeUninit<NonNull<T>>;
+
+/// Objects of the cache `'a`, allocated with one `kmem_cache_alloc_bulk` into an array of
+/// pointers the caller lends ([`Cache::alloc_bulk_in`]) and freed with one
+/// `kmem_cache_free_bulk` when dropped.
+///
+/// This is the C API's own shape: a caller's array, filled by the bulk allocation and handed
+/// to the bulk free. The `ObjSlice` itself holds the cache, the array's address and the number
+/// of objects, apart from the array. As a local variable, which is what it is meant to be, it
+/// keeps all three in registers across the C calls (which can write only the array), so that
+/// allocating and freeing in bulk compiles to the two C calls and the test of the first one's
+/// result, as the same code in C does. An [`ObjBatch`] holds its array itself, with its length
+/// and cache beside it, so the compiler must read those back after every call that was handed
+/// the array; it can grow, shrink and move objects in and out, which an `ObjSlice` cannot.
+///
+/// [`ObjBatch`]: super::ObjBatch
+///
+/// Context: bulk allocation and bulk free must be called with IRQs enabled (checked by lockdep
+/// when `CONFIG_PROVE_LOCKING` is set); allocation may sleep if `flags` allow it.
+///
+/// # Invariants
+///
+/// `objs[..len]` are distinct live objects of `cache`, owned by the `ObjSlice`, each holding a
+/// valid `T`; the array is borrowed mutably for `'a` and `len` is its length.
+///
+/// # Examples
+///
+/// ```
+/// # use kernel::prelude::*;
+/// use core::mem::MaybeUninit;
+/// use kernel::alloc::flags::GFP_KERNEL;
+/// use kernel::slab_bulk::{CacheFlags, KmemCache};
+///
+/// let cache = KmemCache::<[u64; 4]>::new(c"doc_slice", CacheFlags::NO_MERGE)?;
+/// // The array the bulk calls fill and empty, reused round after round.
+/// let mut slots = [MaybeUninit::uninit(); 16];
+/// for round in 0..3u64 {
+///     // Eight objects in one call, each initialised from its index and the round.
+///     let mut objs = cache
+///         .alloc_bulk_in(&mut slots[..8], GFP_KERNEL)?
+///         .init_with(|i| [round * 100 + i as u64; 4]);
+///     assert_eq!(objs.len(), 8);
+///     if let Some(obj) = objs.get_mut(7) {
+///         obj[3] = 0;
+///     }
+///     assert!(objs.iter().enumerate().all(|(i, obj)| obj[0] == round * 100 + i as u64));
+///     // Dropped here: eight objects, one `kmem_cache_free_bulk`.
+/// }
+/// assert_eq!(cache.alloc_bulk_in(&mut slots[..0], GFP_KERNEL).err(), Some(EINVAL));
+/// # Ok::<(), Error>(())
+/// ```
+pub struct ObjSlice<'a, T> {
+    cache: &'a Cache<T>,
+    objs: NonNull<NonNull<T>>,
+    len: usize,
+    _slots: PhantomData<&'a mut [NonNull<T>]>,
+}
+
+// SAFETY: The `ObjSlice` owns its `T`s (see `Obj`'s `Send`) and borrows its array uniquely.
+unsafe impl<T: Send> Send for ObjSlice<'_, T> {}
+// SAFETY: `&ObjSlice` only gives `&T`.
+unsafe impl<T: Sync> Sync for ObjSlice<'_, T> {}
+
+/// The constructor of [`ObjSlice`]s: a bulk allocation into the caller's array.
+impl<T> Cache<T> {
+    /// Allocates `slots.len()` uninitialised objects in one bulk call, into `slots`.
+    ///
+    /// All or nothing. Errors: `EINVAL` if `slots` is empty, `ENOMEM` if the allocator failed, in
+    /// which case nothing is kept (the C function frees what it got before failing). IRQs must be
+    /// enabled.
+    #[inline]
+    pub fn alloc_bulk_in<'a>(
+        &'a self,
+        slots: &'a mut [ObjSlot<T>],
+        flags: Flags,
+    ) -> Result<ObjSlice<'a, MaybeUninit<T>>> {
+        let len = slots.len();
+        if len == 0 {
+            return Err(EINVAL);
+        }
+        assert_irqs_enabled();
+        let objs = NonNull::from(slots).cast::<NonNull<MaybeUninit<T>>>();
+        // SAFETY: `objs` has room for `len > 0` pointers, borrowed mutably; the callee fills all
+        // `len` and says so, or fills none that stays allocated and says that.
+        let got = unsafe {
+            bindings::kmem_cache_alloc_bulk_noprof(
+                self.as_raw(),
+                flags.as_raw(),
+                len,
+                objs.as_ptr().cast::<*mut c_void>(),
+            )
+        };
+        if !got.succeeded() {
+            return Err(ENOMEM);
+        }
+        // INVARIANT: `len` new distinct live objects of the cache in the borrowed array, owned by
+        // nobody else; `MaybeUninit<T>` accepts any content.
+        Ok(ObjSlice {
+            cache: self.uninit(),
+            objs,
+            len,
+            _slots: PhantomData,
+        })
+    }
+}
+
+impl<'a, T> ObjSlice<'a, T> {
+    /// Returns the cache the objects belong to.
+    #[inline]
+    pub fn cache(&self) -> &'a Cache<T> {
+        self.cache
+    }
+
+    /// Returns the number of objects, the length of the array they were allocated into.
+    #[inline]
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    /// Returns `true` if there is no object (never: an allocation into an empty array is
+    /// `EINVAL`).
+    #[inline]
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// Returns the object pointers.
+    #[inline]
+    fn ptrs(&self) -> &[NonNull<T>] {
+        // SAFETY: `objs[..len]` is the borrowed array, initialised with object pointers (type
+        // invariant), not written while `&self` lives.
+        unsafe { slice::from_raw_parts(self.objs.as_ptr(), self.len) }
+    }
+
+    /// Returns a reference to object `i`, if `i < len`.
+    #[inline]
+    pub fn get(&self, i: usize) -> Option<&T> {
+        // SAFETY: Each pointer in `ptrs` is a live object holding a valid `T`, owned by `self`
+        // (type invariant); the shared borrow of `self` covers it.
+        self.ptrs().get(i).map(|p| unsafe { p.as_ref() })
+    }
+
+    /// Returns a mutable reference to object `i`, if `i < len`.
+    #[inline]
+    pub fn get_mut(&mut self, i: usize) -> Option<&mut T> {
+        // SAFETY: As in `get`; the objects are distinct, and `&mut self` makes access unique.
+        self.ptrs().get(i).map(|p| unsafe { &mut *p.as_ptr() })
+    }
+
+    /// Iterates over the objects.
+    #[inline]
+    pub fn iter(&self) -> impl Iterator<Item = &T> + '_ {
+        // SAFETY: As in `get`.
+        self.ptrs().iter().map(|p| unsafe { p.as_ref() })
+    }
+
+    /// Iterates mutably over the objects.
+    #[inline]
+    pub fn iter_mut(&mut self) -> impl Iterator<Item = &mut T> + '_ {
+        // SAFETY: As in `get_mut`: distinct objects, unique access through `&mut self`.
+        self.ptrs().iter().map(|p| unsafe { &mut *p.as_ptr() })
+    }
+}
+
+impl<'a, T> ObjSlice<'a, MaybeUninit<T>> {
+    /// Initialises every object, object `i` to `init(i)`, and returns the initialised objects.
+    ///
+    /// Should `init` panic (in userspace), the values made so far are dropped and every object
+    /// is freed.
+    #[inline]
+    pub fn init_with(self, init: impl FnMut(usize) -> T) -> ObjSlice<'a, T> {
+        // Not dropped: `init_objects` owns the objects until they are initialised, and frees
+        // them should `init` panic.
+        let this = ManuallyDrop::new(self);
+        // SAFETY: `objs[..len]` are distinct live objects of the cache, large enough for a `T`
+        // (the layout of `MaybeUninit<T>`), handed over (`this` is not dropped).
+        unsafe {
+            init_objects(
+                this.cache.as_raw(),
+                this.objs.as_ptr().cast(),
+                this.len,
+                init,
+            )
+        };
+        // INVARIANT: the same objects in the same borrowed array, each now holding a valid `T`.
+        ObjSlice {
+            // SAFETY: `Cache<T>` and `Cache<MaybeUninit<T>>` are the same C cache, live for `'a`.
+            cache: unsafe { Cache::from_raw(this.cache.as_raw()) },
+            objs: this.objs.cast(),
+            len: this.len,
+            _slots: PhantomData,
+        }
+    }
+}
+
+impl<T> Drop for ObjSlice<'_, T> {
+    /// Drops the `T`s, then frees every object with one `kmem_cache_free_bulk`.
+    ///
+    /// Should a `T::drop` panic (in userspace; the kernel aborts), the other `T`s are still
+    /// dropped and every object is freed, once.
+    #[inline]
+    fn drop(&mut self) {
+        // INVARIANT: the objects, each holding a valid `T`, now owned by the guard alone (`self`
+        // is being dropped and reads them no more).
+        let mut guard = FreeGuard {
+            cache: self.cache.as_raw(),
+            objs: self.objs.as_ptr(),
+            len: self.len,
+            valid: 0..self.len,
+        };
+        // A panicking `T::drop` unwinds through `guard`, which drops the rest and frees all.
+        guard.drop_values();
+        drop(guard);
+    }
+}
