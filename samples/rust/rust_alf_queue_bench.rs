@@ -83,12 +83,12 @@ use kernel::prelude::*;
 mod bench;
 #[path = "rust_alf_queue_bench_loops.rs"]
 mod loops;
+#[path = "bench_placement.rs"]
+mod placement;
 
 use bench::{module_param_string, module_param_uint};
-use loops::{
-    in_copy, mpmc_bulk, mpmc_single, mpmc_slice, spsc_bulk, spsc_single, spsc_slice, spsc_with,
-    CODE_PLACEMENTS,
-};
+use loops::{mpmc_bulk, mpmc_single, mpmc_slice, spsc_bulk, spsc_single, spsc_slice, spsc_with};
+use placement::{in_copy, CODE_PLACEMENTS};
 
 bench::sample_module! {
     type: AlfQueueBench,

@@ -6,61 +6,14 @@
 //! the userspace harness in `rust/alf_queue/micro`, which reads the same loops' generated code
 //! and counts their instructions without a kernel build. Each includer provides `Batch`,
 //! `MpmcQueue` and `SpscQueue` (from `kernel::alf_queue` or the `alf_queue` crate), `Item`,
-//! `RING` and `MAX_BULK` at its root.
+//! `RING` and `MAX_BULK` at its root, and `bench_placement.rs` mounted there as `placement`.
 //!
-//! Each variant's function is generic over `P`, its copy: the module holds [`CODE_PLACEMENTS`]
+//! Each variant's function is generic over `P`, its copy: the module holds `CODE_PLACEMENTS`
 //! copies of every timed loop, each at its own address, and the benchmark runs its repetitions
-//! on them in turn (see [`placed`]). The userspace harness uses copy 0.
+//! on them in turn (see `bench_placement.rs`). The userspace harness uses copy 0.
 
+use super::placement::placed;
 use super::{Batch, Item, MpmcQueue, SpscQueue, MAX_BULK, RING};
-
-/// How many copies of each timed loop there are: the `P` of the variants' functions is below
-/// this, and [`in_copy`] dispatches to every one of them.
-pub(crate) const CODE_PLACEMENTS: usize = 4;
-
-/// Calls copy `p` of a variant's function (`f::<p>`), for `p` below [`CODE_PLACEMENTS`].
-macro_rules! in_copy {
-    ($p:expr, $f:ident($($arg:expr),* $(,)?)) => {
-        match $p {
-            0 => $f::<0>($($arg),*),
-            1 => $f::<1>($($arg),*),
-            2 => $f::<2>($($arg),*),
-            _ => $f::<3>($($arg),*),
-        }
-    };
-}
-pub(crate) use in_copy;
-
-/// Starts copy `P` of a timed loop with `16 * P` bytes of NOPs, run once per call.
-///
-/// A loop's cost on the benchmark's CPU can move with where its code sits: the same machine code
-/// can cost markedly more at one address than at another (the placement table of the results
-/// says how much, per variant). Every copy of a function is a function of its own, at
-/// another address, and this padding also moves the loops of copy `P` by `16 * P` bytes within
-/// their 64-byte lines. The C loops get the same treatment (`bench_in_copy()` in
-/// `rust_alf_queue_bench_ptr_ring.c`).
-#[inline(always)]
-fn placed<const P: usize>() {
-    // One literal template per copy: `P` is known when each copy is compiled, so only its arm
-    // is left. (An `asm!` `const` operand would need rustc 1.82; 6.12 supports 1.78.)
-    #[cfg(target_arch = "x86_64")]
-    match P {
-        // SAFETY: Each statement is 16, 32 or 48 one-byte NOPs: it touches no register,
-        // memory, stack or flag, and falls through.
-        1 => unsafe {
-            core::arch::asm!(".skip 16, 0x90", options(nomem, nostack, preserves_flags))
-        },
-        // SAFETY: As above.
-        2 => unsafe {
-            core::arch::asm!(".skip 32, 0x90", options(nomem, nostack, preserves_flags))
-        },
-        // SAFETY: As above.
-        3 => unsafe {
-            core::arch::asm!(".skip 48, 0x90", options(nomem, nostack, preserves_flags))
-        },
-        _ => {}
-    }
-}
 
 /// `items.len()` single enqueues then as many single dequeues, `loops` times, through
 /// `enqueue` and `dequeue`; returns the elements moved. Each variant's entry point below is a

@@ -28,6 +28,9 @@ type Item = *mut c_void;
 #[allow(dead_code, unused_macros, unused_imports)]
 #[path = "../../../../samples/rust/rust_alf_queue_bench_loops.rs"]
 mod loops;
+#[allow(dead_code, unused_macros, unused_imports)]
+#[path = "../../../../samples/rust/bench_placement.rs"]
+mod placement;
 use loops::{mpmc_bulk, mpmc_single, spsc_bulk, spsc_single};
 
 extern "C" {

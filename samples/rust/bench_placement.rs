@@ -1,0 +1,61 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! Copies of a benchmark's timed loops, each at its own address.
+//!
+//! Mounted by the benchmark samples whose loops exist in several copies
+//! (`#[path = "bench_placement.rs"] mod placement;`) and by the userspace harness in
+//! `rust/alf_queue/micro`. It uses nothing from the kernel crate.
+//!
+//! A timed loop's function is generic over `P`, its copy, starts with [`placed`]`::<P>()` and is
+//! `#[inline(never)]`, so that each of the [`CODE_PLACEMENTS`] copies is a function of its own;
+//! [`in_copy`] calls the copy a repetition uses. The benchmark runs its repetitions on the
+//! copies in turn and takes its medians over all of them, so that no single address decides a
+//! figure.
+
+/// How many copies of each timed loop there are: the `P` of the variants' functions is below
+/// this, and [`in_copy`] dispatches to every one of them.
+pub(crate) const CODE_PLACEMENTS: usize = 4;
+
+/// Calls copy `p` of a variant's function (`f::<p>`), for `p` below [`CODE_PLACEMENTS`].
+macro_rules! in_copy {
+    ($p:expr, $f:ident($($arg:expr),* $(,)?)) => {
+        match $p {
+            0 => $f::<0>($($arg),*),
+            1 => $f::<1>($($arg),*),
+            2 => $f::<2>($($arg),*),
+            _ => $f::<3>($($arg),*),
+        }
+    };
+}
+pub(crate) use in_copy;
+
+/// Starts copy `P` of a timed loop with `16 * P` bytes of NOPs, run once per call.
+///
+/// A loop's cost on the benchmark's CPU can move with where its code sits: the same machine code
+/// can cost markedly more at one address than at another (the placement table of the results
+/// says how much, per variant). Every copy of a function is a function of its own, at
+/// another address, and this padding also moves the loops of copy `P` by `16 * P` bytes within
+/// their 64-byte lines. The alf_queue benchmark's C loops get the same treatment
+/// (`bench_in_copy()` in `rust_alf_queue_bench_ptr_ring.c`).
+#[inline(always)]
+pub(crate) fn placed<const P: usize>() {
+    // One literal template per copy: `P` is known when each copy is compiled, so only its arm
+    // is left. (An `asm!` `const` operand would need rustc 1.82; 6.12 supports 1.78.)
+    #[cfg(target_arch = "x86_64")]
+    match P {
+        // SAFETY: Each statement is 16, 32 or 48 one-byte NOPs: it touches no register,
+        // memory, stack or flag, and falls through.
+        1 => unsafe {
+            core::arch::asm!(".skip 16, 0x90", options(nomem, nostack, preserves_flags))
+        },
+        // SAFETY: As above.
+        2 => unsafe {
+            core::arch::asm!(".skip 32, 0x90", options(nomem, nostack, preserves_flags))
+        },
+        // SAFETY: As above.
+        3 => unsafe {
+            core::arch::asm!(".skip 48, 0x90", options(nomem, nostack, preserves_flags))
+        },
+        _ => {}
+    }
+}
