@@ -56,10 +56,11 @@ PTR_RING_NOTE = ("ptr_ring has no bulk produce: n ptr_ring_produce() + one "
 LAYOUT = {
     "slab_bulk": {
         "title": "slab_bulk: 256-byte objects, alloc+free, per object",
-        "variants": ["raw_single", "raw_bulk", "ours_single", "ours_bulk"],
+        "variants": ["raw_single", "raw_bulk", "ours_single", "ours_bulk", "ours_batch"],
         "ratios": [
             ("ours_single", "raw_single", "ours/raw single"),
             ("ours_bulk", "raw_bulk", "ours/raw bulk"),
+            ("ours_batch", "raw_bulk", "batch/raw bulk"),
             ("raw_bulk", "raw_single", "bulk/single (C)"),
         ],
     },
@@ -384,7 +385,7 @@ def compare(d):
     head = ["bulk"]
     for k in kernels:
         head += [f"{k} raw single", f"{k} raw bulk", f"{k} ours single", f"{k} ours bulk",
-                 f"{k} bulk/single (C)", f"{k} ours/raw bulk"]
+                 f"{k} bulk/single (C)", f"{k} ours/raw single", f"{k} ours/raw bulk"]
     out.append("| " + " | ".join(head) + " |")
     out.append("|" + "---|" * len(head))
     fmt = lambda r: f"{r['median']:.3f} ({r['min']:.2f}-{r['max']:.2f})" if r else ""
@@ -394,6 +395,7 @@ def compare(d):
             row += [f"{cyc[(k, v, b)]:.1f}" if (k, v, b) in cyc else ""
                     for v in ("raw_single", "raw_bulk", "ours_single", "ours_bulk")]
             row.append(fmt(rat.get((k, "raw_bulk", "raw_single", b))))
+            row.append(fmt(rat.get((k, "ours_single", "raw_single", b))))
             row.append(fmt(rat.get((k, "ours_bulk", "raw_bulk", b))))
         out.append("| " + " | ".join(row) + " |")
     out += ["", "Does bulk still beat single alloc+free (C API, same cache, same run)?", ""]

@@ -3,21 +3,36 @@
 //! Benchmark of the slab bulk API, after prototype-kernel's `slab_bulk_test01`.
 //!
 //! For each bulk size `n`, the cost per object of allocating `n` objects of 256 bytes (the skb
-//! size of prototype-kernel's test) and freeing them again, four ways, interleaved within each
+//! size of prototype-kernel's test) and freeing them again, five ways, interleaved within each
 //! repetition, in an order that rotates from one repetition to the next:
 //!
 //! - `raw_single`: `kmem_cache_alloc` `n` times, then `kmem_cache_free` `n` times (C API);
-//! - `raw_bulk`: one `kmem_cache_alloc_bulk` and one `kmem_cache_free_bulk` (C API);
+//! - `raw_bulk`: one `kmem_cache_alloc_bulk` and one `kmem_cache_free_bulk` (C API), into and
+//!   from an array of `n` pointers;
 //! - `ours_single`: [`Cache::alloc_uninit`] `n` times into an array of `Option<Obj>`, then each
 //!   taken out and dropped (`kernel::slab_bulk`, one object at a time: the objects are kept the
 //!   way `raw_single` keeps its pointers, so that the two differ in the single path only);
-//! - `ours_bulk`: [`ObjBatch::alloc`] and [`ObjBatch::free`] (`kernel::slab_bulk`, in bulk).
+//! - `ours_bulk`: [`Cache::alloc_bulk_in`] into an array of `n` slots, the `ObjSlice` it
+//!   returns dropped (`kernel::slab_bulk` in the C API's shape: the caller's array);
+//! - `ours_batch`: [`ObjBatch::alloc`] and [`ObjBatch::free`] (`kernel::slab_bulk`, a batch that
+//!   holds its array, as a pool or a driver's ring keeps one).
+//!
+//! Where code and data sit moves the figures by a few percent, more than the targets' margins:
+//! the same machine code can cost more at one address than at another, and the same loop more
+//! on one array than on another. So each variant's loop is compiled [`CODE_PLACEMENTS`] times,
+//! each copy a function of its own at its own address (`bench_placement.rs`), and the arrays
+//! the loops keep their objects in start at one of [`DATA_PLACEMENTS`] places in their
+//! allocations, [`PLACEMENT_STRIDE`] bytes apart; repetition `r` runs every variant in the copy
+//! and on the place that [`placement`] gives, and a cell's median is taken over all of them.
+//! The arrays are allocated once for the module, except `ours_single`'s, whose `Obj`s borrow the
+//! run's cache; `ours_batch`'s array is inside its batch and does not move.
 //!
 //! Parameters (`insmod rust_slab_bulk_bench.ko bulk=1,8,16 objs=1000000 runs=5`):
 //! - `bulk`: the bulk sizes, a comma-separated list (at most 4096 each);
 //! - `objs`: objects per timed run (the loop count is `objs / n`);
-//! - `runs`: timed repetitions per bulk size and variant (after one untimed warm-up; 21 by
-//!   default: on a shared machine the median of 11 still moved by a few percent between runs);
+//! - `runs`: timed repetitions per bulk size and variant (after one untimed warm-up in every
+//!   copy of the code and on every place of the data; 16 by default, which runs every copy on
+//!   every place once);
 //! - `nomerge`: 1 (default) to create the cache with `SLAB_NO_MERGE`, 0 to let SLUB merge it
 //!   into a compatible cache (on UML, `:0000256`, whose slabs hold another user's objects too;
 //!   the case for a cache of one's own in the `slab_nomerge` thread of 2015);
@@ -36,12 +51,15 @@ use core::mem::{self, MaybeUninit};
 use core::ptr;
 use kernel::bindings;
 use kernel::prelude::*;
-use kernel::slab_bulk::{Cache, CacheFlags, KmemCache, Obj, ObjBatch};
+use kernel::slab_bulk::{Cache, CacheFlags, KmemCache, Obj, ObjBatch, ObjSlot};
 
 #[path = "bench_common.rs"]
 mod bench;
+#[path = "bench_placement.rs"]
+mod placement;
 
 use bench::{module_param_string, module_param_uint};
+use placement::{in_copy, placed, CODE_PLACEMENTS};
 
 bench::sample_module! {
     type: SlabBulkBench,
@@ -51,6 +69,36 @@ bench::sample_module! {
 
 /// The largest bulk size, as in `slab_bulk_test01`'s table.
 const MAX_BULK: usize = 4096;
+
+/// How many places the arrays of the timed loops start at; see the module docs.
+const DATA_PLACEMENTS: usize = 4;
+
+/// How far apart the places are: 17 cache lines, so that each starts at another offset in its
+/// page and in other cache sets.
+const PLACEMENT_STRIDE: usize = 17 * 64;
+
+/// The entries of an array of pointers with room for `MAX_BULK` at every place.
+const PTR_ARRAY: usize = MAX_BULK + (DATA_PLACEMENTS - 1) * PLACEMENT_STRIDE / 8;
+
+/// The entries of `ours_single`'s array (16-byte entries) with room for `MAX_BULK` at every
+/// place.
+const SINGLE_ARRAY: usize = MAX_BULK + (DATA_PLACEMENTS - 1) * PLACEMENT_STRIDE / 16;
+
+/// The place of the data and the copy of the code that repetition `run` (from 1) uses.
+///
+/// Places go round one per repetition; the copy goes round too, but one further on after each
+/// full round of the places, so that over [`DATA_PLACEMENTS`] rounds every place meets every
+/// copy.
+fn placement(run: usize) -> Placement {
+    Placement {
+        data: run % DATA_PLACEMENTS,
+        code: (run + run / DATA_PLACEMENTS) % CODE_PLACEMENTS,
+    }
+}
+
+// The rotation of `placement` pairs every place with every copy only if there are as many of
+// each.
+const _: () = assert!(DATA_PLACEMENTS == CODE_PLACEMENTS);
 
 /// The object: 256 bytes, the skb size of `slab_bulk_test01`.
 type Object = [u8; 256];
@@ -64,27 +112,29 @@ module_param_string!(
     "1,2,3,4,8,16,30,32,34,48,64,128,158,250,512,768,1024,2048,4096"
 );
 module_param_uint!(OBJS, "objs", 1 << 21);
-module_param_uint!(RUNS, "runs", 21);
+module_param_uint!(RUNS, "runs", (DATA_PLACEMENTS * CODE_PLACEMENTS) as u32);
 module_param_uint!(NOMERGE, "nomerge", 1);
 module_param_uint!(ATOMIC, "atomic", 1);
 module_param_uint!(FRESH, "fresh", 1);
 
-/// The four ways to allocate and free.
+/// The five ways to allocate and free.
 #[derive(Clone, Copy)]
 enum Variant {
     RawSingle,
     RawBulk,
     OursSingle,
     OursBulk,
+    OursBatch,
 }
 
 impl Variant {
     /// Every variant, in the order the first repetition runs them.
-    const ALL: [Self; 4] = [
+    const ALL: [Self; 5] = [
         Self::RawSingle,
         Self::RawBulk,
         Self::OursSingle,
         Self::OursBulk,
+        Self::OursBatch,
     ];
 
     /// The name in the result lines.
@@ -94,6 +144,7 @@ impl Variant {
             Self::RawBulk => "raw_bulk",
             Self::OursSingle => "ours_single",
             Self::OursBulk => "ours_bulk",
+            Self::OursBatch => "ours_batch",
         }
     }
 }
@@ -116,97 +167,138 @@ fn bulk_allocated(result: core::ffi::c_int) -> bool {
     result != 0
 }
 
-/// One timed run's setting: the cache, the arrays, the GFP flags in both forms.
+/// One timed run's setting: the cache, the bulk size `n`, the arrays of `n` entries, the GFP
+/// flags in both forms.
 struct Run<'c, 'b> {
     cache: &'c Cache<Object>,
-    raw: &'b mut [*mut c_void; MAX_BULK],
-    /// `MAX_BULK` slots for `ours_single`, all `None` between rounds.
+    n: usize,
+    /// The array of the C API's loops.
+    raw: &'b mut [*mut c_void],
+    /// The array `ours_bulk` lends to [`Cache::alloc_bulk_in`].
+    slots: &'b mut [ObjSlot<Object>],
+    /// `ours_single`'s objects, all `None` between rounds.
     objs: &'b mut [Single<'c>],
     batch: &'b mut Batch<'c>,
     flags: kernel::alloc::Flags,
     gfp: bindings::gfp_t,
 }
 
-impl Run<'_, '_> {
-    // Each loop returns the number of allocations that failed. A failed allocation skips its
-    // free, so it would lower the cost per object of the run it happens in: the caller fails
-    // the run instead. Counting costs nothing on the path that succeeds (the test for failure
-    // is there anyway).
+// Each loop returns the number of allocations that failed. A failed allocation skips its free,
+// so it would lower the cost per object of the run it happens in: the caller fails the run
+// instead. Counting costs nothing on the path that succeeds (the test for failure is there
+// anyway). Each loop is a function of its own in each of its `CODE_PLACEMENTS` copies (see
+// `bench_placement.rs`), ours and the C API's alike.
 
-    /// C API, one object at a time.
-    fn raw_single(&mut self, n: usize, loops: usize) -> usize {
-        let s = self.cache.as_raw();
-        let p = &mut self.raw[..n];
-        let mut failed = 0;
-        for _ in 0..loops {
-            for slot in p.iter_mut() {
-                // SAFETY: `s` is a live cache; the flags suit process context.
-                *slot = unsafe { bindings::kmem_cache_alloc_noprof(s, self.gfp) };
-            }
-            for obj in p.iter() {
-                if obj.is_null() {
-                    failed += 1;
-                } else {
-                    // SAFETY: `obj` was just allocated from `s` and is freed once.
-                    unsafe { bindings::kmem_cache_free(s, *obj) };
-                }
-            }
+/// C API, one object at a time.
+#[inline(never)]
+fn raw_single<const P: usize>(run: &mut Run<'_, '_>, loops: usize) -> usize {
+    placed::<P>();
+    let s = run.cache.as_raw();
+    let p = &mut *run.raw;
+    let mut failed = 0;
+    for _ in 0..loops {
+        for slot in p.iter_mut() {
+            // SAFETY: `s` is a live cache; the flags suit process context.
+            *slot = unsafe { bindings::kmem_cache_alloc_noprof(s, run.gfp) };
         }
-        failed
-    }
-
-    /// C API, in bulk.
-    fn raw_bulk(&mut self, n: usize, loops: usize) -> usize {
-        let s = self.cache.as_raw();
-        let p = self.raw.as_mut_ptr();
-        let mut failed = 0;
-        for _ in 0..loops {
-            // SAFETY: `p` has room for `n <= MAX_BULK` pointers; IRQs are on (process context).
-            let result = unsafe { bindings::kmem_cache_alloc_bulk_noprof(s, self.gfp, n, p) };
-            if !bulk_allocated(result) {
-                // All or nothing: none of the `n` was allocated.
-                failed += n;
-                continue;
-            }
-            // SAFETY: The `n` objects were just allocated from `s`, none is NULL.
-            unsafe { bindings::kmem_cache_free_bulk(s, n, p) };
-        }
-        failed
-    }
-
-    /// `kernel::slab_bulk`, one object at a time.
-    fn ours_single(&mut self, n: usize, loops: usize) -> usize {
-        let objs = &mut self.objs[..n];
-        let mut failed = 0;
-        for _ in 0..loops {
-            for slot in objs.iter_mut() {
-                // Every slot is `None` here (the loop below takes them all): nothing to drop,
-                // which `*slot = ...` would test for, as the C variant's plain store does not.
-                mem::forget(mem::replace(slot, self.cache.alloc_uninit(self.flags).ok()));
-            }
-            for slot in objs.iter_mut() {
-                match slot.take() {
-                    Some(obj) => drop(obj),
-                    None => failed += 1,
-                }
-            }
-        }
-        failed
-    }
-
-    /// `kernel::slab_bulk`, in bulk.
-    fn ours_bulk(&mut self, n: usize, loops: usize) -> usize {
-        let mut failed = 0;
-        for _ in 0..loops {
-            if self.batch.alloc(n, self.flags).is_ok() {
-                self.batch.free();
+        for obj in p.iter() {
+            if obj.is_null() {
+                failed += 1;
             } else {
-                // All or nothing, as `kmem_cache_alloc_bulk`.
-                failed += n;
+                // SAFETY: `obj` was just allocated from `s` and is freed once.
+                unsafe { bindings::kmem_cache_free(s, *obj) };
             }
         }
-        failed
     }
+    failed
+}
+
+/// C API, in bulk.
+#[inline(never)]
+fn raw_bulk<const P: usize>(run: &mut Run<'_, '_>, loops: usize) -> usize {
+    placed::<P>();
+    let s = run.cache.as_raw();
+    let n = run.raw.len();
+    let p = run.raw.as_mut_ptr();
+    let mut failed = 0;
+    for _ in 0..loops {
+        // SAFETY: `p` has room for `n` pointers; IRQs are on (process context).
+        let result = unsafe { bindings::kmem_cache_alloc_bulk_noprof(s, run.gfp, n, p) };
+        if !bulk_allocated(result) {
+            // All or nothing: none of the `n` was allocated.
+            failed += n;
+            continue;
+        }
+        // SAFETY: The `n` objects were just allocated from `s`, none is NULL.
+        unsafe { bindings::kmem_cache_free_bulk(s, n, p) };
+    }
+    failed
+}
+
+/// `kernel::slab_bulk`, one object at a time.
+#[inline(never)]
+fn ours_single<const P: usize>(run: &mut Run<'_, '_>, loops: usize) -> usize {
+    placed::<P>();
+    let cache = run.cache;
+    let flags = run.flags;
+    let objs = &mut *run.objs;
+    let n = objs.len();
+    let mut failed = 0;
+    // Indexed loops: with `iter_mut()` here, LLVM kept the flags and the array's end in
+    // call-clobbered registers and copied them to and from callee-saved ones around every call,
+    // which cost ours 0.7-1.4 cycles per object more than `raw_single` on 7.3.
+    #[allow(clippy::needless_range_loop)]
+    for _ in 0..loops {
+        for i in 0..n {
+            // Every slot is `None` here (the loop below takes them all): nothing to drop,
+            // which `objs[i] = ...` would test for, as the C variant's plain store does not.
+            mem::forget(mem::replace(&mut objs[i], cache.alloc_uninit(flags).ok()));
+        }
+        for i in 0..n {
+            match objs[i].take() {
+                Some(obj) => drop(obj),
+                None => failed += 1,
+            }
+        }
+    }
+    failed
+}
+
+/// `kernel::slab_bulk`, in bulk into an array of the caller's.
+#[inline(never)]
+fn ours_bulk<const P: usize>(run: &mut Run<'_, '_>, loops: usize) -> usize {
+    placed::<P>();
+    let cache = run.cache;
+    let flags = run.flags;
+    let slots = &mut *run.slots;
+    let n = slots.len();
+    let mut failed = 0;
+    for _ in 0..loops {
+        match cache.alloc_bulk_in(slots, flags) {
+            Ok(objs) => drop(objs),
+            // All or nothing, as `kmem_cache_alloc_bulk`.
+            Err(_) => failed += n,
+        }
+    }
+    failed
+}
+
+/// `kernel::slab_bulk`, in bulk through a batch.
+#[inline(never)]
+fn ours_batch<const P: usize>(run: &mut Run<'_, '_>, loops: usize) -> usize {
+    placed::<P>();
+    let n = run.n;
+    let flags = run.flags;
+    let mut failed = 0;
+    for _ in 0..loops {
+        if run.batch.alloc(n, flags).is_ok() {
+            run.batch.free();
+        } else {
+            // All or nothing, as `kmem_cache_alloc_bulk`.
+            failed += n;
+        }
+    }
+    failed
 }
 
 /// The module's parameters, read once.
@@ -234,20 +326,38 @@ fn params() -> Params {
     }
 }
 
-/// Times `loops` rounds of `n` objects the way `variant` says, in `cache`.
+/// The arrays of the timed loops, allocated once, with room for `MAX_BULK` entries at every
+/// place.
+struct Arrays {
+    raw: KBox<[*mut c_void; PTR_ARRAY]>,
+    slots: KBox<[ObjSlot<Object>; PTR_ARRAY]>,
+}
+
+/// Where a repetition runs: the place of the data and the copy of the code.
+#[derive(Clone, Copy)]
+struct Placement {
+    data: usize,
+    code: usize,
+}
+
+/// Times `loops` rounds of `n` objects the way `variant` says, in `cache`, on the arrays at
+/// place `at.data` and in copy `at.code` of the code.
 fn measure(
     p: &Params,
     cache: &Cache<Object>,
-    raw: &mut [*mut c_void; MAX_BULK],
+    arrays: &mut Arrays,
     variant: Variant,
+    at: Placement,
     n: usize,
     loops: usize,
 ) -> Result<bench::Run> {
     let mut slot = KBox::<Batch<'_>>::new_uninit(GFP_KERNEL)?;
-    let mut objs = KVec::<Single<'_>>::with_capacity(MAX_BULK, GFP_KERNEL)?;
-    for _ in 0..MAX_BULK {
+    let mut objs = KVec::<Single<'_>>::with_capacity(SINGLE_ARRAY, GFP_KERNEL)?;
+    for _ in 0..SINGLE_ARRAY {
         objs.push(None, GFP_KERNEL)?;
     }
+    let ptrs = at.data * PLACEMENT_STRIDE / 8;
+    let singles = at.data * PLACEMENT_STRIDE / 16;
     let (flags, gfp) = if p.atomic {
         (GFP_ATOMIC, bindings::GFP_ATOMIC)
     } else {
@@ -255,20 +365,25 @@ fn measure(
     };
     let mut run = Run {
         cache,
-        raw,
-        objs: &mut objs,
+        n,
+        raw: &mut arrays.raw[ptrs..ptrs + n],
+        slots: &mut arrays.slots[ptrs..ptrs + n],
+        objs: &mut objs[singles..singles + n],
         batch: ObjBatch::init_in_place(&mut slot, cache.uninit()),
         flags,
         gfp,
     };
     let mut failed = 0;
     bench::pause();
+    let copy = at.code;
     let r = bench::time((loops * n) as u64, || {
+        let run = &mut run;
         failed = match variant {
-            Variant::RawSingle => run.raw_single(n, loops),
-            Variant::RawBulk => run.raw_bulk(n, loops),
-            Variant::OursSingle => run.ours_single(n, loops),
-            Variant::OursBulk => run.ours_bulk(n, loops),
+            Variant::RawSingle => in_copy!(copy, raw_single(run, loops)),
+            Variant::RawBulk => in_copy!(copy, raw_bulk(run, loops)),
+            Variant::OursSingle => in_copy!(copy, ours_single(run, loops)),
+            Variant::OursBulk => in_copy!(copy, ours_bulk(run, loops)),
+            Variant::OursBatch => in_copy!(copy, ours_batch(run, loops)),
         }
     });
     // The batch lives in `slot`, which does not drop it: it is empty after every variant.
@@ -295,7 +410,10 @@ impl kernel::Module for SlabBulkBench {
         let new_cache = || KmemCache::<Object>::new(c"rust_slab_bulk_bench", flags);
         // One cache for the whole sweep, unless every run gets a fresh one.
         let shared = if p.fresh { None } else { Some(new_cache()?) };
-        let mut raw = KBox::new([ptr::null_mut(); MAX_BULK], GFP_KERNEL)?;
+        let mut arrays = Arrays {
+            raw: KBox::new([ptr::null_mut(); PTR_ARRAY], GFP_KERNEL)?,
+            slots: KBox::new([MaybeUninit::uninit(); PTR_ARRAY], GFP_KERNEL)?,
+        };
         pr_info!(
             "rfl_bench: start bench=slab_bulk objs={} runs={} nomerge={} atomic={} fresh={}\n",
             p.objs,
@@ -315,23 +433,43 @@ impl kernel::Module for SlabBulkBench {
             }
             let loops = (p.objs / n).max(1);
             for run in 0..=p.runs {
-                // The order rotates from one repetition to the next, so that a variant's place
-                // in the sequence (after a cache was created, after another variant's frees)
-                // cannot pass for its cost.
-                for i in 0..Variant::ALL.len() {
-                    let variant = Variant::ALL[(i + run as usize) % Variant::ALL.len()];
-                    let fresh;
-                    let cache = match &shared {
-                        Some(cache) => cache,
-                        None => {
-                            fresh = new_cache()?;
-                            &fresh
-                        }
+                // Run 0 warms every copy of the code and every place of the data up (copy `i`
+                // on place `i`) and is not reported; run `r` uses the place and the copy that
+                // `placement` gives.
+                let places = if run == 0 { DATA_PLACEMENTS } else { 1 };
+                for i in 0..places {
+                    let at = if run == 0 {
+                        Placement { data: i, code: i }
+                    } else {
+                        placement(run as usize)
                     };
-                    let r = measure(&p, cache, &mut raw, variant, n, loops)?;
-                    // Run 0 warms the caches up and is not reported.
                     if run > 0 {
-                        bench::report("slab_bulk", variant.name(), n, run, &r);
+                        // For the report's placement table (`scripts/collect.py`).
+                        pr_info!(
+                            "rfl_bench: placement bench=slab_bulk bulk={} run={} data={} code={}\n",
+                            n,
+                            run,
+                            at.data,
+                            at.code
+                        );
+                    }
+                    // The order rotates from one repetition to the next, so that a variant's
+                    // place in the sequence (after a cache was created, after another
+                    // variant's frees) cannot pass for its cost.
+                    for j in 0..Variant::ALL.len() {
+                        let variant = Variant::ALL[(j + run as usize) % Variant::ALL.len()];
+                        let fresh;
+                        let cache = match &shared {
+                            Some(cache) => cache,
+                            None => {
+                                fresh = new_cache()?;
+                                &fresh
+                            }
+                        };
+                        let r = measure(&p, cache, &mut arrays, variant, at, n, loops)?;
+                        if run > 0 {
+                            bench::report("slab_bulk", variant.name(), n, run, &r);
+                        }
                     }
                 }
             }
