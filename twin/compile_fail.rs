@@ -64,6 +64,33 @@
 //! let _ = batch.push(b.alloc(1, GFP_KERNEL).unwrap());
 //! ```
 //!
+//! Touching the array lent to a bulk allocation while its objects are alive (the `ObjSlice`
+//! borrows it until it is dropped):
+//!
+//! ```compile_fail,E0506
+//! use core::mem::MaybeUninit;
+//! use kernel::alloc::flags::GFP_KERNEL;
+//! use kernel::slab_bulk::{CacheFlags, KmemCache};
+//! let cache = KmemCache::<u64>::new(c"cf", CacheFlags::NONE).unwrap();
+//! let mut slots = [MaybeUninit::uninit(); 4];
+//! let objs = cache.alloc_bulk_in(&mut slots, GFP_KERNEL).unwrap();
+//! slots[0] = MaybeUninit::uninit();
+//! drop(objs);
+//! ```
+//!
+//! ... or destroying their cache:
+//!
+//! ```compile_fail,E0505
+//! use core::mem::MaybeUninit;
+//! use kernel::alloc::flags::GFP_KERNEL;
+//! use kernel::slab_bulk::{CacheFlags, KmemCache};
+//! let cache = KmemCache::<u64>::new(c"cf", CacheFlags::NONE).unwrap();
+//! let mut slots = [MaybeUninit::uninit(); 4];
+//! let objs = cache.alloc_bulk_in(&mut slots, GFP_KERNEL).unwrap();
+//! drop(cache);
+//! drop(objs);
+//! ```
+//!
 //! Freeing a raw object into a cache of one's choosing needs `unsafe`:
 //!
 //! ```compile_fail,E0133
@@ -200,6 +227,10 @@
 //! assert_eq!(*bulk.get(3).unwrap(), 3);
 //! let mut done = FreeBatch::<'_, u64, 1>::new(&a);
 //! done.add(init);
+//! let mut slots = [core::mem::MaybeUninit::uninit(); 4];
+//! let objs = a.alloc_bulk_in(&mut slots, GFP_KERNEL).unwrap();
+//! drop(objs);
+//! slots[0] = core::mem::MaybeUninit::uninit();
 //! std::thread::scope(|s| {
 //!     s.spawn(move || drop(bulk));
 //! });

@@ -24,8 +24,9 @@
 //! the loops keep their objects in start at one of [`DATA_PLACEMENTS`] places in their
 //! allocations, [`PLACEMENT_STRIDE`] bytes apart; repetition `r` runs every variant in the copy
 //! and on the place that [`placement`] gives, and a cell's median is taken over all of them.
-//! The arrays are allocated once for the module, except `ours_single`'s, whose `Obj`s borrow the
-//! run's cache; `ours_batch`'s array is inside its batch and does not move.
+//! `raw_single`, `raw_bulk` and `ours_bulk` use one array of pointers, allocated once for the
+//! module; `ours_single`'s array of `Option<Obj>` is allocated for each run (its `Obj`s borrow the
+//! run's cache); `ours_batch`'s array is inside its batch and does not move.
 //!
 //! Parameters (`insmod rust_slab_bulk_bench.ko bulk=1,8,16 objs=1000000 runs=5`):
 //! - `bulk`: the bulk sizes, a comma-separated list (at most 4096 each);
@@ -172,10 +173,10 @@ fn bulk_allocated(result: core::ffi::c_int) -> bool {
 struct Run<'c, 'b> {
     cache: &'c Cache<Object>,
     n: usize,
-    /// The array of the C API's loops.
-    raw: &'b mut [*mut c_void],
-    /// The array `ours_bulk` lends to [`Cache::alloc_bulk_in`].
-    slots: &'b mut [ObjSlot<Object>],
+    /// The array of pointers of `raw_single`, `raw_bulk` and `ours_bulk` (which lends it to
+    /// [`Cache::alloc_bulk_in`]): one and the same memory, so that the three differ in their code
+    /// only.
+    ptrs: &'b mut [*mut c_void],
     /// `ours_single`'s objects, all `None` between rounds.
     objs: &'b mut [Single<'c>],
     batch: &'b mut Batch<'c>,
@@ -194,7 +195,7 @@ struct Run<'c, 'b> {
 fn raw_single<const P: usize>(run: &mut Run<'_, '_>, loops: usize) -> usize {
     placed::<P>();
     let s = run.cache.as_raw();
-    let p = &mut *run.raw;
+    let p = &mut *run.ptrs;
     let mut failed = 0;
     for _ in 0..loops {
         for slot in p.iter_mut() {
@@ -218,8 +219,8 @@ fn raw_single<const P: usize>(run: &mut Run<'_, '_>, loops: usize) -> usize {
 fn raw_bulk<const P: usize>(run: &mut Run<'_, '_>, loops: usize) -> usize {
     placed::<P>();
     let s = run.cache.as_raw();
-    let n = run.raw.len();
-    let p = run.raw.as_mut_ptr();
+    let n = run.ptrs.len();
+    let p = run.ptrs.as_mut_ptr();
     let mut failed = 0;
     for _ in 0..loops {
         // SAFETY: `p` has room for `n` pointers; IRQs are on (process context).
@@ -270,8 +271,13 @@ fn ours_bulk<const P: usize>(run: &mut Run<'_, '_>, loops: usize) -> usize {
     placed::<P>();
     let cache = run.cache;
     let flags = run.flags;
-    let slots = &mut *run.slots;
-    let n = slots.len();
+    let n = run.ptrs.len();
+    let slots = ptr::from_mut::<[*mut c_void]>(&mut *run.ptrs) as *mut [ObjSlot<Object>];
+    // SAFETY: `ObjSlot<Object>`, a `MaybeUninit<NonNull<Object>>`, has the layout of
+    // `*mut c_void` and accepts any contents; the view borrows `run.ptrs` for this function
+    // alone. What is stored through it is what `kmem_cache_alloc_bulk` writes: object pointers,
+    // valid `*mut c_void`s for the C loops that use the array next.
+    let slots = unsafe { &mut *slots };
     let mut failed = 0;
     for _ in 0..loops {
         match cache.alloc_bulk_in(slots, flags) {
@@ -329,8 +335,7 @@ fn params() -> Params {
 /// The arrays of the timed loops, allocated once, with room for `MAX_BULK` entries at every
 /// place.
 struct Arrays {
-    raw: KBox<[*mut c_void; PTR_ARRAY]>,
-    slots: KBox<[ObjSlot<Object>; PTR_ARRAY]>,
+    ptrs: KBox<[*mut c_void; PTR_ARRAY]>,
 }
 
 /// Where a repetition runs: the place of the data and the copy of the code.
@@ -356,8 +361,11 @@ fn measure(
     for _ in 0..SINGLE_ARRAY {
         objs.push(None, GFP_KERNEL)?;
     }
-    let ptrs = at.data * PLACEMENT_STRIDE / 8;
-    let singles = at.data * PLACEMENT_STRIDE / 16;
+    // The first entry at place `at.data`, in the array of pointers and in `objs`.
+    let (first, first_single) = (
+        at.data * PLACEMENT_STRIDE / 8,
+        at.data * PLACEMENT_STRIDE / 16,
+    );
     let (flags, gfp) = if p.atomic {
         (GFP_ATOMIC, bindings::GFP_ATOMIC)
     } else {
@@ -366,9 +374,8 @@ fn measure(
     let mut run = Run {
         cache,
         n,
-        raw: &mut arrays.raw[ptrs..ptrs + n],
-        slots: &mut arrays.slots[ptrs..ptrs + n],
-        objs: &mut objs[singles..singles + n],
+        ptrs: &mut arrays.ptrs[first..first + n],
+        objs: &mut objs[first_single..first_single + n],
         batch: ObjBatch::init_in_place(&mut slot, cache.uninit()),
         flags,
         gfp,
@@ -411,8 +418,7 @@ impl kernel::Module for SlabBulkBench {
         // One cache for the whole sweep, unless every run gets a fresh one.
         let shared = if p.fresh { None } else { Some(new_cache()?) };
         let mut arrays = Arrays {
-            raw: KBox::new([ptr::null_mut(); PTR_ARRAY], GFP_KERNEL)?,
-            slots: KBox::new([MaybeUninit::uninit(); PTR_ARRAY], GFP_KERNEL)?,
+            ptrs: KBox::new([ptr::null_mut(); PTR_ARRAY], GFP_KERNEL)?,
         };
         pr_info!(
             "rfl_bench: start bench=slab_bulk objs={} runs={} nomerge={} atomic={} fresh={}\n",
