@@ -4,13 +4,14 @@
 
 use super::cache::Cache;
 use super::object::Obj;
+use super::objs::Objs;
 use crate::alf_queue::Batch;
 use crate::alloc::Flags;
 use crate::bindings;
 use crate::error::{code::*, Result};
 use core::ffi::c_void;
 use core::mem::{self, ManuallyDrop, MaybeUninit};
-use core::ops::Range;
+use core::ops::{Deref, DerefMut, Range};
 use core::ptr::{self, NonNull};
 
 /// Up to `N` objects of the cache `'c`, owned together, allocated with one
@@ -19,8 +20,9 @@ use core::ptr::{self, NonNull};
 /// The objects sit in an array of `N` pointers inside the batch (an [`alf_queue::Batch`]), which
 /// is the array the C bulk functions take: the safe path makes the C call and nothing else (plus
 /// dropping the `T`s, for types that need it). Dropping the batch frees every object in it, in
-/// bulk. [`ObjBatch::raw_objs`] lends that array to code that keeps objects of one cache in
-/// other containers, such as a pool's [`alf_queue`] queues, to move them in bulk.
+/// bulk. It dereferences to [`Objs`], for access to the objects. [`ObjBatch::raw_objs`] lends
+/// that array to code that keeps objects of one cache in other containers, such as a pool's
+/// [`alf_queue`] queues, to move them in bulk.
 ///
 /// [`alf_queue`]: crate::alf_queue
 /// [`alf_queue::Batch`]: crate::alf_queue::Batch
@@ -216,35 +218,6 @@ impl<'c, T, const N: usize> ObjBatch<'c, T, N> {
     #[inline]
     pub unsafe fn raw_objs(&mut self) -> &mut Batch<NonNull<T>, N> {
         &mut self.objs
-    }
-
-    /// Returns a reference to object `i`, if `i < len`.
-    #[inline]
-    pub fn get(&self, i: usize) -> Option<&T> {
-        // SAFETY: Each pointer in `ptrs` is a live object holding a valid `T`, owned by the batch
-        // (type invariant); the shared borrow of `self` covers it.
-        self.ptrs().get(i).map(|p| unsafe { p.as_ref() })
-    }
-
-    /// Returns a mutable reference to object `i`, if `i < len`.
-    #[inline]
-    pub fn get_mut(&mut self, i: usize) -> Option<&mut T> {
-        // SAFETY: As in `get`; the objects are distinct, and `&mut self` makes access unique.
-        self.ptrs().get(i).map(|p| unsafe { &mut *p.as_ptr() })
-    }
-
-    /// Iterates over the objects.
-    #[inline]
-    pub fn iter(&self) -> impl Iterator<Item = &T> + '_ {
-        // SAFETY: As in `get`.
-        self.ptrs().iter().map(|p| unsafe { p.as_ref() })
-    }
-
-    /// Iterates mutably over the objects.
-    #[inline]
-    pub fn iter_mut(&mut self) -> impl Iterator<Item = &mut T> + '_ {
-        // SAFETY: As in `get_mut`: distinct objects, unique access through `&mut self`.
-        self.ptrs().iter().map(|p| unsafe { &mut *p.as_ptr() })
     }
 
     /// Adds `obj` to the batch.
@@ -493,6 +466,25 @@ impl<'c, T, const N: usize> ObjBatch<'c, MaybeUninit<T>, N> {
         // SAFETY: Every object now holds a valid `T`; `Cache<T>` and `Cache<MaybeUninit<T>>`
         // are the same C cache.
         unsafe { ManuallyDrop::into_inner(this).cast() }
+    }
+}
+
+impl<T, const N: usize> Deref for ObjBatch<'_, T, N> {
+    type Target = Objs<T>;
+
+    #[inline]
+    fn deref(&self) -> &Objs<T> {
+        // SAFETY: The batch's pointers are distinct live objects holding a valid `T`, owned by
+        // the batch (type invariant), which the shared borrow keeps from changing them.
+        unsafe { Objs::from_ptrs(self.ptrs()) }
+    }
+}
+
+impl<T, const N: usize> DerefMut for ObjBatch<'_, T, N> {
+    #[inline]
+    fn deref_mut(&mut self) -> &mut Objs<T> {
+        // SAFETY: As in `deref`; the borrow is unique.
+        unsafe { Objs::from_ptrs_mut(self.objs.as_mut_slice()) }
     }
 }
 

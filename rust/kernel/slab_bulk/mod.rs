@@ -21,6 +21,7 @@
 //!   take, filled by one bulk allocation and freed by one bulk free (also when dropped).
 //! - [`ObjSlice<'a, T>`] is the objects of one bulk allocation into an array the caller lends
 //!   ([`Cache::alloc_bulk_in`]), freed in bulk when dropped: the C API's shape, and its cost.
+//!   Both it and [`ObjBatch`] dereference to [`Objs<T>`], references to their objects.
 //! - [`FreeBatch<'c, T, N>`] gathers objects one at a time and frees them in bulk, the pattern
 //!   of a NIC's TX completion.
 //! - [`static_cache!`] declares a cache for the life of a module, named by a type `C`;
@@ -55,6 +56,7 @@ mod cache;
 mod free_batch;
 mod obj_slice;
 mod object;
+mod objs;
 mod static_cache;
 
 #[cfg(all(CONFIG_RUST_SLAB_BULK_KUNIT_TEST, kernel_ge_7_0))]
@@ -74,4 +76,5 @@ pub use self::cache::{Cache, CacheFlags, KmemCache, MAX_NAME_LEN};
 pub use self::free_batch::FreeBatch;
 pub use self::obj_slice::{ObjSlice, ObjSlot};
 pub use self::object::Obj;
+pub use self::objs::Objs;
 pub use self::static_cache::{CacheRegistration, CacheSlot, StaticCache, StaticObj};

@@ -4,12 +4,14 @@
 
 use super::batch::{assert_irqs_enabled, init_objects, BulkAllocResult, FreeGuard};
 use super::cache::Cache;
+use super::objs::Objs;
 use crate::alloc::Flags;
 use crate::bindings;
 use crate::error::{code::*, Result};
 use core::ffi::c_void;
 use core::marker::PhantomData;
 use core::mem::{ManuallyDrop, MaybeUninit};
+use core::ops::{Deref, DerefMut};
 use core::ptr::NonNull;
 use core::slice;
 
@@ -26,7 +28,8 @@ pub type ObjSlot<T> = MaybeUninit<NonNull<T>>;
 /// of objects, apart from the array. As a local variable, which is what it is meant to be, it
 /// keeps all three in registers across the C calls (which can write only the array), so that
 /// allocating and freeing in bulk compiles to the two C calls and the test of the first one's
-/// result, as the same code in C does. An [`ObjBatch`] holds its array itself, with its length
+/// result, as the same code in C does. It dereferences to [`Objs`], for access to the objects.
+/// An [`ObjBatch`] holds its array itself, with its length
 /// and cache beside it, so the compiler must read those back after every call that was handed
 /// the array; it can grow, shrink and move objects in and out, which an `ObjSlice` cannot.
 ///
@@ -128,54 +131,12 @@ impl<'a, T> ObjSlice<'a, T> {
         self.cache
     }
 
-    /// Returns the number of objects, the length of the array they were allocated into.
-    #[inline]
-    pub fn len(&self) -> usize {
-        self.len
-    }
-
-    /// Returns `true` if there is no object (never: an allocation into an empty array is
-    /// `EINVAL`).
-    #[inline]
-    pub fn is_empty(&self) -> bool {
-        self.len == 0
-    }
-
     /// Returns the object pointers.
     #[inline]
     fn ptrs(&self) -> &[NonNull<T>] {
         // SAFETY: `objs[..len]` is the borrowed array, initialised with object pointers (type
         // invariant), not written while `&self` lives.
         unsafe { slice::from_raw_parts(self.objs.as_ptr(), self.len) }
-    }
-
-    /// Returns a reference to object `i`, if `i < len`.
-    #[inline]
-    pub fn get(&self, i: usize) -> Option<&T> {
-        // SAFETY: Each pointer in `ptrs` is a live object holding a valid `T`, owned by `self`
-        // (type invariant); the shared borrow of `self` covers it.
-        self.ptrs().get(i).map(|p| unsafe { p.as_ref() })
-    }
-
-    /// Returns a mutable reference to object `i`, if `i < len`.
-    #[inline]
-    pub fn get_mut(&mut self, i: usize) -> Option<&mut T> {
-        // SAFETY: As in `get`; the objects are distinct, and `&mut self` makes access unique.
-        self.ptrs().get(i).map(|p| unsafe { &mut *p.as_ptr() })
-    }
-
-    /// Iterates over the objects.
-    #[inline]
-    pub fn iter(&self) -> impl Iterator<Item = &T> + '_ {
-        // SAFETY: As in `get`.
-        self.ptrs().iter().map(|p| unsafe { p.as_ref() })
-    }
-
-    /// Iterates mutably over the objects.
-    #[inline]
-    pub fn iter_mut(&mut self) -> impl Iterator<Item = &mut T> + '_ {
-        // SAFETY: As in `get_mut`: distinct objects, unique access through `&mut self`.
-        self.ptrs().iter().map(|p| unsafe { &mut *p.as_ptr() })
     }
 }
 
@@ -207,6 +168,26 @@ impl<'a, T> ObjSlice<'a, MaybeUninit<T>> {
             len: this.len,
             _slots: PhantomData,
         }
+    }
+}
+
+impl<T> Deref for ObjSlice<'_, T> {
+    type Target = Objs<T>;
+
+    #[inline]
+    fn deref(&self) -> &Objs<T> {
+        // SAFETY: `objs[..len]` are distinct live objects holding a valid `T`, owned by `self`
+        // (type invariant), which the shared borrow keeps from changing them.
+        unsafe { Objs::from_ptrs(self.ptrs()) }
+    }
+}
+
+impl<T> DerefMut for ObjSlice<'_, T> {
+    #[inline]
+    fn deref_mut(&mut self) -> &mut Objs<T> {
+        // SAFETY: `objs[..len]` is the borrowed array (type invariant), initialised with the
+        // object pointers, and `&mut self` makes the access unique; the objects as in `deref`.
+        unsafe { Objs::from_ptrs_mut(slice::from_raw_parts_mut(self.objs.as_ptr(), self.len)) }
     }
 }
 
