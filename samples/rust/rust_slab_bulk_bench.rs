@@ -168,11 +168,10 @@ fn bulk_allocated(result: core::ffi::c_int) -> bool {
     result != 0
 }
 
-/// One timed run's setting: the cache, the bulk size `n`, the arrays of `n` entries, the GFP
+/// One timed run's setting: the cache, the arrays of `n` entries (`n`, the bulk size), the GFP
 /// flags in both forms.
 struct Run<'c, 'b> {
     cache: &'c Cache<Object>,
-    n: usize,
     /// The array of pointers of `raw_single`, `raw_bulk` and `ours_bulk` (which lends it to
     /// [`Cache::alloc_bulk_in`]): one and the same memory, so that the three differ in their code
     /// only.
@@ -293,7 +292,7 @@ fn ours_bulk<const P: usize>(run: &mut Run<'_, '_>, loops: usize) -> usize {
 #[inline(never)]
 fn ours_batch<const P: usize>(run: &mut Run<'_, '_>, loops: usize) -> usize {
     placed::<P>();
-    let n = run.n;
+    let n = run.ptrs.len();
     let flags = run.flags;
     let mut failed = 0;
     for _ in 0..loops {
@@ -373,7 +372,6 @@ fn measure(
     };
     let mut run = Run {
         cache,
-        n,
         ptrs: &mut arrays.ptrs[first..first + n],
         objs: &mut objs[first_single..first_single + n],
         batch: ObjBatch::init_in_place(&mut slot, cache.uninit()),

@@ -258,20 +258,12 @@ impl<'c, T, const N: usize> ObjBatch<'c, T, N> {
         if len == 0 {
             return;
         }
-        // SAFETY: The batch gives up its objects to the guard made below, before any `T` is
-        // dropped. INVARIANT: no object.
+        // SAFETY: The batch gives up its objects before any `T` is dropped. INVARIANT: no
+        // object.
         unsafe { self.objs.set_len(0) };
-        // INVARIANT: the first `len` entries are the batch's objects, distinct, live, of `cache`,
-        // each holding a valid `T`, now owned by the guard alone.
-        let mut guard = FreeGuard {
-            cache: self.cache.as_raw(),
-            objs: self.objs.as_mut_ptr(),
-            len,
-            valid: 0..len,
-        };
-        // A panicking `T::drop` unwinds through `guard`, which drops the rest and frees all.
-        guard.drop_values();
-        drop(guard);
+        // SAFETY: The first `len` entries are the batch's objects, distinct, live, of `cache`,
+        // each holding a valid `T`, given up just above.
+        unsafe { free_objects(self.cache.as_raw(), self.objs.as_mut_ptr(), len) };
     }
 
     /// Reinterprets the batch for another object type of the same layout.
@@ -307,21 +299,9 @@ impl<'c, T, const N: usize> ObjBatch<'c, T, N> {
         if n.wrapping_sub(1) >= self.objs.remaining() {
             return Err(EINVAL);
         }
-        assert_irqs_enabled();
         let len = self.objs.len();
-        // SAFETY: entries `len..len + n` are in bounds (checked above) and unused; the callee
-        // fills all `n` and returns `n`, or returns 0 with nothing left allocated.
-        let got = unsafe {
-            bindings::kmem_cache_alloc_bulk_noprof(
-                self.cache.as_raw(),
-                flags.as_raw(),
-                n,
-                self.objs.as_mut_ptr().add(len).cast::<*mut c_void>(),
-            )
-        };
-        if !got.succeeded() {
-            return Err(ENOMEM);
-        }
+        // SAFETY: entries `len..len + n` are in bounds (checked above) and unused.
+        unsafe { alloc_objects(self.cache, flags, n, self.objs.as_mut_ptr().add(len)) }?;
         Ok(len)
     }
 
@@ -343,6 +323,67 @@ impl<'c, T, const N: usize> ObjBatch<'c, T, N> {
         unsafe { self.objs.set_len(add_in_bounds(len, n)) };
         Ok(())
     }
+}
+
+/// Allocates `n` objects of `cache` with one `kmem_cache_alloc_bulk` into `objs[..n]`, all or
+/// nothing: on `ENOMEM` nothing is left allocated (the callee frees what it got). On success
+/// they are live objects with uninitialised contents, owned by nobody: the caller takes them.
+///
+/// # Safety
+///
+/// `n > 0`, and `objs` must be valid for writes of `n` pointers that nothing else uses
+/// meanwhile.
+#[inline]
+pub(super) unsafe fn alloc_objects<T>(
+    cache: &Cache<T>,
+    flags: Flags,
+    n: usize,
+    objs: *mut NonNull<T>,
+) -> Result {
+    assert_irqs_enabled();
+    // SAFETY: The caller's guarantee; the callee fills all `n` and says so, or fills none that
+    // stays allocated and says that.
+    let got = unsafe {
+        bindings::kmem_cache_alloc_bulk_noprof(
+            cache.as_raw(),
+            flags.as_raw(),
+            n,
+            objs.cast::<*mut c_void>(),
+        )
+    };
+    if got.succeeded() {
+        Ok(())
+    } else {
+        Err(ENOMEM)
+    }
+}
+
+/// Drops the `T`s in the `len` objects at `objs`, in order, then frees all `len` with one
+/// `kmem_cache_free_bulk`.
+///
+/// Should a `T::drop` panic (in userspace; the kernel aborts), the other `T`s are still dropped
+/// and every object is freed, once, through the guard that owns them meanwhile.
+///
+/// # Safety
+///
+/// `objs[..len]` must be distinct live objects of `cache`, each holding a valid `T`, which the
+/// caller gives up.
+#[inline]
+pub(super) unsafe fn free_objects<T>(
+    cache: *mut bindings::kmem_cache,
+    objs: *mut NonNull<T>,
+    len: usize,
+) {
+    // INVARIANT: the caller's objects, each holding a valid `T`, now owned by the guard alone.
+    let mut guard = FreeGuard {
+        cache,
+        objs,
+        len,
+        valid: 0..len,
+    };
+    // A panicking `T::drop` unwinds through `guard`, which drops the rest and frees all.
+    guard.drop_values();
+    drop(guard);
 }
 
 /// Writes `init(i)` into the `i`-th of the `n` objects at `objs`.
@@ -393,17 +434,17 @@ pub(super) unsafe fn init_objects<T>(
 ///
 /// `objs[..len]` are distinct live objects of `cache`, owned by the guard; those in `valid`
 /// hold a valid `T`, the others none.
-pub(super) struct FreeGuard<T> {
-    pub(super) cache: *mut bindings::kmem_cache,
-    pub(super) objs: *mut NonNull<T>,
-    pub(super) len: usize,
-    pub(super) valid: Range<usize>,
+struct FreeGuard<T> {
+    cache: *mut bindings::kmem_cache,
+    objs: *mut NonNull<T>,
+    len: usize,
+    valid: Range<usize>,
 }
 
 impl<T> FreeGuard<T> {
     /// Drops the `T`s still held, in order.
     #[inline]
-    pub(super) fn drop_values(&mut self) {
+    fn drop_values(&mut self) {
         if !mem::needs_drop::<T>() {
             return;
         }
@@ -513,7 +554,7 @@ unsafe fn add_in_bounds(len: usize, n: usize) -> usize {
 
 /// What `kmem_cache_alloc_bulk` returns: the number of objects (`int`, up to 6.x) or whether it
 /// succeeded (`bool`, from 7.0 on). Either way a bulk allocation is all or nothing.
-pub(super) trait BulkAllocResult {
+trait BulkAllocResult {
     /// Whether the requested objects were allocated.
     fn succeeded(self) -> bool;
 }
@@ -534,7 +575,7 @@ impl BulkAllocResult for core::ffi::c_int {
 
 /// Checks the bulk API's context rule (IRQs enabled) where lockdep can; free otherwise.
 #[inline(always)]
-pub(super) fn assert_irqs_enabled() {
+fn assert_irqs_enabled() {
     #[cfg(CONFIG_PROVE_LOCKING)]
     // SAFETY: `lockdep_assert_irqs_enabled` only reads per-CPU state and may warn.
     unsafe {

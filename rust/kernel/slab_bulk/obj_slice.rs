@@ -2,13 +2,11 @@
 
 //! [`ObjSlice`]: objects of one cache, allocated in bulk into an array the caller lends.
 
-use super::batch::{assert_irqs_enabled, init_objects, BulkAllocResult, FreeGuard};
+use super::batch::{alloc_objects, free_objects, init_objects};
 use super::cache::Cache;
 use super::objs::Objs;
 use crate::alloc::Flags;
-use crate::bindings;
 use crate::error::{code::*, Result};
-use core::ffi::c_void;
 use core::marker::PhantomData;
 use core::mem::{ManuallyDrop, MaybeUninit};
 use core::ops::{Deref, DerefMut};
@@ -98,21 +96,9 @@ impl<T> Cache<T> {
         if len == 0 {
             return Err(EINVAL);
         }
-        assert_irqs_enabled();
         let objs = NonNull::from(slots).cast::<NonNull<MaybeUninit<T>>>();
-        // SAFETY: `objs` has room for `len > 0` pointers, borrowed mutably; the callee fills all
-        // `len` and says so, or fills none that stays allocated and says that.
-        let got = unsafe {
-            bindings::kmem_cache_alloc_bulk_noprof(
-                self.as_raw(),
-                flags.as_raw(),
-                len,
-                objs.as_ptr().cast::<*mut c_void>(),
-            )
-        };
-        if !got.succeeded() {
-            return Err(ENOMEM);
-        }
+        // SAFETY: `objs` has room for `len > 0` pointers, borrowed mutably.
+        unsafe { alloc_objects(self.uninit(), flags, len, objs.as_ptr()) }?;
         // INVARIANT: `len` new distinct live objects of the cache in the borrowed array, owned by
         // nobody else; `MaybeUninit<T>` accepts any content.
         Ok(ObjSlice {
@@ -198,16 +184,8 @@ impl<T> Drop for ObjSlice<'_, T> {
     /// dropped and every object is freed, once.
     #[inline]
     fn drop(&mut self) {
-        // INVARIANT: the objects, each holding a valid `T`, now owned by the guard alone (`self`
-        // is being dropped and reads them no more).
-        let mut guard = FreeGuard {
-            cache: self.cache.as_raw(),
-            objs: self.objs.as_ptr(),
-            len: self.len,
-            valid: 0..self.len,
-        };
-        // A panicking `T::drop` unwinds through `guard`, which drops the rest and frees all.
-        guard.drop_values();
-        drop(guard);
+        // SAFETY: `objs[..len]` are distinct live objects of `cache`, each holding a valid `T`
+        // (type invariant), given up: `self` is being dropped and reads them no more.
+        unsafe { free_objects(self.cache.as_raw(), self.objs.as_ptr(), self.len) };
     }
 }
