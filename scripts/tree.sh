@@ -9,7 +9,7 @@
 use_kernel "${1:?usage: tree.sh VERSION}"
 
 # The directories that belong at the same paths in the kernel tree.
-OVERLAY_DIRS=(rust/kernel/slab_bulk rust/kernel/qmempool rust/alf_queue drivers/net/ixgbe_bulk_shim samples/rust)
+OVERLAY_DIRS=(rust/kernel/slab_bulk rust/kernel/qmempool rust/alf_queue drivers/net/ixgbe_bulk_shim drivers/net/fwdnic samples/rust)
 series=("$PROJECT/patches/$KVER"/*.patch)
 
 mkdir -p "$CACHE_DIR"
