@@ -16,7 +16,7 @@ stage=$CACHE_DIR/$run
 rm -rf "$stage" && mkdir -p "$stage/modules"
 cp "$PROJECT/scripts/guest/init.sh" "$stage/init"
 cp "$plan" "$stage/plan.sh"
-find "$kbuild/samples/rust" -name '*.ko' -exec cp {} "$stage/modules/" \;
+find "$kbuild/samples/rust" "$kbuild/drivers/net/fwdnic" -name '*.ko' -exec cp {} "$stage/modules/" \;
 # The file list for the kernel's own gen_init_cpio: no device node is made on the host.
 {
 	echo "dir /dev 0755 0 0"

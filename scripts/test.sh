@@ -72,6 +72,14 @@ verdict_line() {
 	fi
 }
 
+# fwd_verdicts WHERE LOG: the phases of scripts/guest/fwd_test.sh, each a test.
+fwd_verdicts() {
+	local phase
+	for phase in full down unload; do
+		verdict_line "fwdnic forwarding, $phase $1" "rfl_test: fwdnic $phase [A-Z].*" "$2"
+	done
+}
+
 # cargo_counts LOG: sum the "test result:" lines of cargo's output.
 cargo_counts() {
 	awk '/^test result:/ { for (i = 1; i <= NF; i++) { if ($(i) ~ /^passed;?$/) p += $(i-1); if ($(i) ~ /^failed;?$/) f += $(i-1) } }
@@ -228,10 +236,18 @@ kernel_uml_tests() {
 			count "KUnit on UML (kunit.py): no results" 0 1
 		fi
 
-		log "faults and leaks: rust_slab_bulk and rust_qmempool again (UML)"
+		log "faults and leaks: rust_slab_bulk and rust_qmempool again, fwdnic (UML)"
+		# fwd_prime first: the first IPv4 address of a boot allocates what no test should
+		# answer for (scripts/guest/fwd_lib.sh).
 		plan=$(mktemp)
-		printf '%s\n' "kmemleak_report before" fault_tasks_setup "kunit_rerun rust_slab_bulk" \
-			"kunit_rerun rust_qmempool" "kmemleak_report after" >"$plan"
+		{
+			echo "FWD_MODULE=$G_BUILD/um-test/drivers/net/fwdnic/fwdnic.ko FWD_ARGS=''"
+			cat "$PROJECT/scripts/guest/skb_heads.sh" "$PROJECT/scripts/guest/fwd_lib.sh"
+			printf '%s\n' 'fwd_prime "$FWD_MODULE"' "kmemleak_report before" fault_tasks_setup \
+				"kunit_rerun rust_slab_bulk" "kunit_rerun rust_qmempool" "say 'fwdnic test begins'"
+			cat "$PROJECT/scripts/guest/fwd_test.sh"
+			echo "kmemleak_report after"
+		} >"$plan"
 		# The boot runs both suites once (the glob matches rust_qmempool and rust_slab_bulk), the
 		# plan runs them again and kmemleak compares before and after.
 		if step "fault/kmemleak boot (UML)" "$PROJECT/scripts/uml-run.sh" "$KVER" um-test "$plan" "$klogs/faults.log" \
@@ -246,6 +262,13 @@ kernel_uml_tests() {
 			count "rust_slab_bulk with fail_page_alloc (UML)" "$p" "$f"
 			read -r p f < <(rerun_counts rust_qmempool qmempool-rerun)
 			count "rust_qmempool again, under kmemleak (UML)" "$p" "$f"
+			fwd_verdicts "(UML)" "$klogs/faults.log"
+			if sed -n '/fwdnic test begins/,/rfl_test: fwdnic done/p' "$klogs/faults.log" |
+				grep -E 'BUG:|WARNING:|Oops|Kernel panic' | head -5 >&2; then
+				count "fwdnic (UML): a KASAN report, warning or oops" 0 1
+			else
+				count "fwdnic (UML): no KASAN report, warning or oops" 1 0
+			fi
 			# What the suite leaked: the suspects of the second report that the first had not and
 			# that were allocated after the first began. (A boot-time object can turn up in the
 			# second report only, once a stale pointer to it somewhere has been overwritten; its
@@ -262,10 +285,10 @@ kernel_uml_tests() {
 			}
 			new_leaks=$(comm -13 <(suspects before) <(suspects after "$since"))
 			if grep -q 'rfl_guest: kmemleak end after' "$klogs/faults.log" && [ -z "$new_leaks" ]; then
-				count "kmemleak: no leak from rust_slab_bulk and rust_qmempool" 1 0
+				count "kmemleak: no leak from rust_slab_bulk, rust_qmempool, fwdnic" 1 0
 			else
 				for a in $new_leaks; do grep -A12 "unreferenced object $a" "$klogs/faults.log"; done | head -60 >&2
-				count "kmemleak: $(echo "$new_leaks" | grep -c .) leak(s) from rust_slab_bulk and rust_qmempool" 0 1
+				count "kmemleak: $(echo "$new_leaks" | grep -c .) leak(s) from rust_slab_bulk, rust_qmempool, fwdnic" 0 1
 			fi
 		fi
 		rm -f "$plan"
@@ -294,8 +317,10 @@ kernel_qemu_tests() {
 		load /modules/rust_skb_free_bench.ko bulk=1,32 objs=4096 runs=2
 		unload rust_skb_free_bench
 		SHIM_COUNT=100000
+		FWD_MODULE=/modules/fwdnic.ko FWD_ARGS='rx_cpu=0 tx_cpu=1' FWD_TEST_PACKETS=20000
 		EOF
-		cat "$PROJECT/scripts/guest/pktgen_lib.sh" "$PROJECT/scripts/guest/shim_pktgen.sh" >>"$plan"
+		cat "$PROJECT/scripts/guest/skb_heads.sh" "$PROJECT/scripts/guest/shim_pktgen.sh" \
+			"$PROJECT/scripts/guest/fwd_lib.sh" "$PROJECT/scripts/guest/fwd_test.sh" >>"$plan"
 		# slab_nomerge: skbuff_head_cache's object count must be its own (the shim's check).
 		if step "QEMU boot" "$PROJECT/scripts/qemu-run.sh" "$KVER" "$plan" "$klogs/qemu.log" slab_nomerge; then
 			kunit_parse "$G_klogs/qemu.log" "$G_klogs/qemu-kunit.json"
@@ -346,6 +371,8 @@ kernel_qemu_tests() {
 			verdict_line "shim in igb TX cleanup, pktgen, $phase (QEMU)" \
 				"rfl_test: shim_pktgen $phase [A-Z].*" "$klogs/qemu.log"
 		done
+		# fwdnic with RX on one CPU and TX completion on the other.
+		fwd_verdicts "(QEMU, 2 CPUs)" "$klogs/qemu.log"
 		if grep -E 'BUG: KASAN|WARNING:|Oops|Kernel panic' "$klogs/qemu.log" | head -5 >&2; then
 			count "QEMU log: a KASAN report, warning or oops" 0 1
 		else
