@@ -13,11 +13,11 @@ CACHE_DIR ?= $(or $(XDG_CACHE_HOME),$(HOME)/.cache)/rfl-bulk
 KERNELS ?= 6.12 7.3
 export CACHE_DIR KDIR LLVM KERNELS
 
-.PHONY: help toolchain tree kernel test bench bench-pps bench-userspace miri fuzz check clean distclean
+.PHONY: help toolchain tree kernel test bench bench-userspace miri fuzz check clean distclean
 
 help:
 	@sed -n '3,10p' Makefile | sed 's/^# \{0,1\}//'
-	@echo "Other targets: toolchain tree kernel bench-pps bench-userspace miri fuzz check clean distclean"
+	@echo "Other targets: toolchain tree kernel bench-userspace miri fuzz check clean distclean"
 
 ## The Debian 13 root with rustc 1.85, bindgen, LLVM 19, linux-source-6.12 and -7.3, QEMU 10.
 toolchain:
@@ -39,11 +39,6 @@ test:
 
 bench:
 	scripts/bench.sh
-
-## The shim's packets per second, on and off, under QEMU TCG (slab_nomerge, SLUB tuning); see
-## docs/benchmarks.md.  SHIM_PPS_RUNS= (5), SHIM_PPS_COUNT= (packets per thread, 50000).
-bench-pps:
-	scripts/bench-pps.sh
 
 ## alf_queue against its peers in userspace (criterion, about 16 minutes; wants an idle machine).
 bench-userspace:

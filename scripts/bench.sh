@@ -16,7 +16,26 @@
 #   BENCH_WHERE          "uml" (default), "qemu" or "uml qemu": QEMU's x86-smp is the test
 #                        kernel (KASAN) under TCG, for the shape of the figures only
 #   BENCH_CPU            the host CPU UML is pinned to; "auto" (default) probes each
+#   FWD_PACKETS          frames per run of the forwarding benchmark (2000000; 100000-100000000)
+#   FWD_RUNS             its repetitions of each free path per condition (9; 3-99)
+#   FWD_STATS_RUNS       its repetitions in the boots that count slab events (2; 1-99)
+#   BENCH_FWD            1 (default) runs the forwarding benchmark, 0 leaves it out
 . "$(dirname "$0")/lib.sh"
+
+# check_range NAME MIN MAX: NAME's value must be an integer from MIN to MAX.
+check_range() {
+	local v=${!1}
+	[[ $v =~ ^[0-9]+$ ]] && [ "$v" -ge "$2" ] && [ "$v" -le "$3" ] ||
+		die "$1=$v: an integer from $2 to $3"
+}
+FWD_PACKETS=${FWD_PACKETS:-2000000}
+FWD_RUNS=${FWD_RUNS:-9}
+FWD_STATS_RUNS=${FWD_STATS_RUNS:-2}
+BENCH_FWD=${BENCH_FWD:-1}
+check_range FWD_PACKETS 100000 100000000
+check_range FWD_RUNS 3 99
+check_range FWD_STATS_RUNS 1 99
+check_range BENCH_FWD 0 1
 
 SLAB_BULK_ARGS=${SLAB_BULK_ARGS:-}
 SLAB_BULK_QEMU_ARGS=${SLAB_BULK_QEMU_ARGS:-objs=65536 runs=5}
@@ -32,7 +51,7 @@ rm -rf "$stage" && mkdir -p "$stage" "$PROJECT/results"
 
 [ -n "${KDIR:-}" ] || "$PROJECT/scripts/toolchain.sh"
 
-host_cpu=$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//')
+host_cpu=$(host_cpu_id)
 collect() { # collect WHERE LOG KIND CPU MODULE...: fails when a module did not load or ran short
 	local where=$1 logf=$2 kind=$3 cpu=$4 m
 	shift 4
@@ -103,6 +122,58 @@ uml_bench() {
 	collect "$where" "$logf" "$kind" "$desc" "${mods[@]}"
 }
 
+# fwd_boot KIND NAME CPUS CONDS STATS RUNS [KERNEL_ARG...]: one boot of the UML kernel KIND
+# (um-bench, um-stats, or their -smp kernels) running the forwarding benchmark
+# (scripts/guest/fwd_bench.sh) in conditions CONDS, RUNS repetitions, slab counters if STATS is 1,
+# on host CPUs CPUS (a taskset list, or "all"); its log is $runs/fwd-NAME-KIND-<version>.log.
+fwd_boot() {
+	local kind=$1 name=$2 cpus=$3 conds=$4 stats=$5 reps=$6 args=
+	local plan=$runs/fwd-plan.sh logf=$runs/fwd-$name-$kind-$KVER.log
+	shift 6
+	[ "$name" != 2cpu ] || args="rx_cpu=0 tx_cpu=1"
+	{
+		echo "FWD_MODULE=$G_BUILD/$kind/drivers/net/fwdnic/fwdnic.ko"
+		echo "FWD_ARGS='$args' FWD_PACKETS=$FWD_PACKETS FWD_RUNS=$reps FWD_CONDS='$conds' FWD_STATS=$stats"
+		cat "$PROJECT/scripts/guest/skb_heads.sh" "$PROJECT/scripts/guest/fwd_lib.sh" \
+			"$PROJECT/scripts/guest/fwd_bench.sh"
+	} >"$plan"
+	log "$KVER: forwarding, $kind, boot '$name' ($conds; $reps runs of $FWD_PACKETS frames per free path)"
+	local t0=$SECONDS
+	if [ "$cpus" = all ]; then
+		"$PROJECT/scripts/uml-run.sh" "$KVER" "$kind" "$plan" "$logf" "$@"
+	else
+		RFL_TASKSET="taskset -c $cpus" "$PROJECT/scripts/uml-run.sh" "$KVER" "$kind" "$plan" "$logf" "$@"
+	fi
+	log "$KVER: boot '$name' of $kind done in $((SECONDS - t0)) s"
+}
+
+# fwd_kernel CPU: the forwarding benchmark of this kernel, UML pinned to host CPU CPU (the
+# two-CPU boots on every host CPU), into results/fwd-uml-<version>.{json,md}.
+fwd_kernel() {
+	local cpu=$1 smp=0 timed=() counted=()
+	grep -q '^config SMP' "$TREE/arch/um/Kconfig" && smp=1
+	"$PROJECT/scripts/kernel.sh" "$KVER" um-stats
+	fwd_boot um-bench default "$cpu" "default tuned" 0 "$FWD_RUNS"
+	fwd_boot um-bench slab_nomerge "$cpu" default 0 "$FWD_RUNS" slab_nomerge
+	fwd_boot um-stats default "$cpu" "default tuned" 1 "$FWD_STATS_RUNS"
+	fwd_boot um-stats slab_nomerge "$cpu" default 1 "$FWD_STATS_RUNS" slab_nomerge
+	timed=(--boot "default=$G_CACHE/run/fwd-default-um-bench-$KVER.log"
+		--boot "slab_nomerge=$G_CACHE/run/fwd-slab_nomerge-um-bench-$KVER.log")
+	counted=(--stats "default=$G_CACHE/run/fwd-default-um-stats-$KVER.log"
+		--stats "slab_nomerge=$G_CACHE/run/fwd-slab_nomerge-um-stats-$KVER.log")
+	if [ "$smp" = 1 ]; then
+		"$PROJECT/scripts/kernel.sh" "$KVER" um-bench-smp
+		"$PROJECT/scripts/kernel.sh" "$KVER" um-stats-smp
+		fwd_boot um-bench-smp 2cpu all default 0 "$FWD_RUNS" seccomp=on ncpus=2
+		fwd_boot um-stats-smp 2cpu all default 1 "$FWD_STATS_RUNS" seccomp=on ncpus=2
+		timed+=(--boot "2cpu=$G_CACHE/run/fwd-2cpu-um-bench-smp-$KVER.log")
+		counted+=(--stats "2cpu=$G_CACHE/run/fwd-2cpu-um-stats-smp-$KVER.log")
+	fi
+	krun python3 "$G_PROJECT/scripts/collect_fwd.py" "${timed[@]}" "${counted[@]}" --kernel "$KVER" \
+		--config "$G_BUILD/um-bench/.config" --cpu "$host_cpu (UML), pinned to host CPU $cpu" \
+		--out "$G_CACHE/run/results"
+}
+
 bench_kernel() {
 	use_kernel "$1"
 	"$PROJECT/scripts/tree.sh" "$KVER"
@@ -120,6 +191,7 @@ bench_kernel() {
 			uml_bench um-bench uml "$cpu" \
 				"$host_cpu (UML), pinned to host CPU $cpu${probes:+ (probes:$probes)}" \
 				rust_slab_bulk_bench rust_alf_queue_bench rust_qmempool_bench rust_skb_free_bench
+			[ "$BENCH_FWD" = 0 ] || fwd_kernel "$cpu"
 			# Where UML has SMP (7.x), alf_queue again on two virtual CPUs: C's cmpxchg()
 			# keeps its LOCK prefix there, so MPMC is compared like for like at native speed.
 			# SMP UML runs its userspace in SECCOMP mode only.

@@ -17,10 +17,6 @@ the others') fails the whole collection with the parameters to raise, and writes
 
 usage: collect.py LOG --where uml|uml-smp|qemu --kernel VERSION --config KERNEL/.config --out DIR
        collect.py --compare DIR     (the kernels side by side: DIR/slab_bulk-kernels.md)
-       collect.py --pps BOOT=LOG [--pps BOOT=LOG] --kernel VERSION --config KERNEL/.config --out DIR
-                                    (make bench-pps: the shim's packets per second, on and off,
-                                    from scripts/guest/shim_pps.sh; BOOT is "default" or
-                                    "slab_nomerge": DIR/skb_pps-qemu-VERSION.{json,md})
 """
 
 import argparse
@@ -427,197 +423,10 @@ def compare(d):
     print(md)
 
 
-# The pps run of make bench-pps (scripts/guest/shim_pps.sh, scripts/bench-pps.sh).
-PPS_RUN = re.compile(
-    r"rfl_bench: shim_pps cond=(?P<cond>\S+) mode=(?P<mode>on|off) run=(?P<run>\d+) "
-    r"sent=(?P<sent>\d+) pps=(?P<pps>\d+)"
-)
-PPS_INFO = re.compile(r"rfl_bench: shim_pps (?P<what>setup|tune|check|error) ?(?P<rest>.*?)\s*$")
-# What fails a boot's figures: the shim must also have been correct under the load.
-PPS_BAD_LOG = re.compile(r"BUG: KASAN|WARNING:|Oops|Kernel panic")
-PPS_HEADER = (
-    "QEMU TCG (x86_64 emulated on the host CPU), 2 vCPUs, QEMU's emulated igb NIC, the project's "
-    "test kernel (x86-smp: KASAN, SLUB_DEBUG, preemptible); pktgen, 60-byte packets, one thread "
-    "per vCPU, each skb freed by igb's TX cleanup, through the shim (on) or napi_consume_skb() "
-    "one at a time (off, the kernel's own path), switched at run time in the same boot. "
-    "Under TCG a packet costs tens of microseconds of emulated CPU and device (ns/packet below). "
-    "**What these figures can show:** relative cost differences large enough to survive that, "
-    "and the shim's correctness under load (every run sent its count; KASAN, the log and the skb "
-    "head count stayed clean). **What they cannot show:** the ~11 ns per packet the ixgbe bulk "
-    "free RFC measured in IPv4 forwarding on real hardware (2015), which is orders of magnitude "
-    "below TCG's run-to-run noise here, nor absolute packet rates of any real machine."
-)
-PPS_RULE = (
-    "Rule (as in Brouer's measurements): a difference whose size is not above the run-to-run "
-    "noise is reported as no difference; the noise is the larger of the two min-max spreads "
-    "of the figures compared."
-)
-
-
-def kv(text):
-    return dict(m.groups() for m in re.finditer(r"(\S+?)=(\S+)", text))
-
-
-def pps_parse(boot, log):
-    """One boot's log: its runs, its setup, tune and check lines; fails on anything amiss."""
-    runs, info, errors = [], {"tune": None}, []
-    clean, release, cpu = True, None, None
-    with open(log, errors="replace") as f:
-        for line in f:
-            if m := PPS_RUN.search(line):
-                r = m.groupdict()
-                runs.append({"cond": r["cond"], "mode": r["mode"], "run": int(r["run"]),
-                             "sent": int(r["sent"]), "pps": int(r["pps"])})
-            elif m := PPS_INFO.search(line):
-                if m["what"] == "error":
-                    errors.append(m["rest"])
-                else:
-                    info[m["what"]] = m["rest"]
-            elif PPS_BAD_LOG.search(line):
-                clean = False
-                errors.append(f"log: {line.strip()}")
-            elif m := INIT.search(line):
-                release = m["release"]
-            elif m := CPU.search(line):
-                cpu = m["cpu"]
-    fail = lambda why: sys.exit(f"collect.py --pps: {boot} ({log}): {why}")
-    if errors:
-        fail("; ".join(errors[:5]))
-    if "setup" not in info or "check" not in info:
-        fail("no setup or check line: the plan did not run to its end")
-    setup = kv(info["setup"])
-    if not info["check"].startswith("PASS"):
-        fail(f"check {info['check']}")
-    want = int(setup["count"]) * int(setup["cpus"])
-    for r in runs:
-        if r["sent"] != want or r["pps"] <= 0:
-            fail(f"cond={r['cond']} mode={r['mode']} run={r['run']}: sent {r['sent']} of {want}, "
-                 f"pps {r['pps']}")
-    for cond in setup["conds"].split(","):
-        for mode in ("on", "off"):
-            n = sum(1 for r in runs if r["cond"] == cond and r["mode"] == mode)
-            if n != int(setup["runs"]):
-                fail(f"cond={cond} mode={mode}: {n} runs of {setup['runs']}")
-    # The condition's name in the table: the boot's, when the boot is not the plain one.
-    for r in runs:
-        r["cond"] = r["cond"] if boot == "default" else boot if r["cond"] == "default" else f"{boot}+{r['cond']}"
-    return runs, {
-        "boot": boot,
-        "cmdline": "slab_nomerge" if boot == "slab_nomerge" else "",
-        "kernel": release,
-        "guest_cpu": cpu,
-        "setup": setup,
-        "tune": kv(info["tune"]) if info["tune"] else None,
-        "check": info["check"],
-        "log_clean": clean,
-    }
-
-
-def pps_compare(a, b):
-    """Figures a against b (each with min, median, max): the difference of the medians in percent
-    of b's, and the verdict of the rule above."""
-    d = a["median"] - b["median"]
-    noise = max(a["max"] - a["min"], b["max"] - b["min"])
-    pct = d / b["median"] * 100
-    verdict = "no difference" if abs(d) <= noise else f"{pct:+.1f} %"
-    return {"diff_pct": round(pct, 2), "noise_pps": noise, "verdict": verdict}
-
-
-def pps(boots, kernel, config, host_cpu, out):
-    runs, envs = [], []
-    for boot, log in boots:
-        r, e = pps_parse(boot, log)
-        runs += r
-        envs.append(e)
-    order = []
-    for r in runs:
-        if r["cond"] not in order:
-            order.append(r["cond"])
-    records, by = [], {}
-    for cond in order:
-        for mode in ("on", "off"):
-            rs = sorted((r for r in runs if r["cond"] == cond and r["mode"] == mode), key=lambda r: r["run"])
-            v = [r["pps"] for r in rs]
-            rec = {"cond": cond, "mode": mode, "pps": spread(v), "runs": v,
-                   "ns_per_packet": round(1e9 / statistics.median(v))}
-            rec["pps"] = {k: round(x) for k, x in rec["pps"].items()}
-            records.append(rec)
-            by[(cond, mode)] = rec
-    shim = []
-    for cond in order:
-        on, off = by[(cond, "on")], by[(cond, "off")]
-        pair = {r["run"]: r["pps"] for r in runs if r["cond"] == cond and r["mode"] == "off"}
-        ratios = [r["pps"] / pair[r["run"]] for r in runs
-                  if r["cond"] == cond and r["mode"] == "on" and r["run"] in pair]
-        shim.append({"cond": cond, **pps_compare(on["pps"], off["pps"]),
-                     "ns_diff": round(1e9 / on["pps"]["median"] - 1e9 / off["pps"]["median"]),
-                     "paired_on_off": spread(ratios)})
-    conds = []
-    for cond in order[1:]:
-        for mode in ("on", "off"):
-            conds.append({"cond": cond, "mode": mode, "against": order[0],
-                          **pps_compare(by[(cond, mode)]["pps"], by[(order[0], mode)]["pps"])})
-    with open(config, "rb") as f:
-        cfg = hashlib.sha256(f.read()).hexdigest()[:16]
-    setup = envs[0]["setup"]
-    doc = {"stamp": datetime.datetime.now(datetime.timezone.utc).strftime("%Y%m%dT%H%M%SZ"),
-           "bench": "skb_pps", "where": "qemu", "series": kernel, "kernel": envs[0]["kernel"],
-           "config": cfg, "cpu": host_cpu, "boots": envs, "records": records, "shim": shim,
-           "conditions": conds}
-
-    fmt = lambda s: f"{s['median']} ({s['min']}-{s['max']})"
-    md = [
-        f"### skb_pps: packets per second through igb's TX cleanup, shim on and off (qemu, {kernel})",
-        "",
-        PPS_HEADER,
-        "",
-        f"kernel {doc['kernel']}, config {cfg}, host CPU {host_cpu}; {setup['count']} packets per "
-        f"pktgen thread per run, {setup['runs']} runs per condition and mode, the order on/off "
-        "rotating from one run to the next. pps: the sum of the pktgen threads' rates, median "
-        "(min-max) over the runs; ns/packet: 10^9 / median pps (both vCPUs together).",
-        "",
-    ]
-    for e in envs:
-        t = e["tune"]
-        tune = (f"; tuned: cpu_partial {t['cpu_partial']}, min_partial {t['min_partial']}, "
-                f"sheaf_capacity {t['sheaf_capacity']}") if t else ""
-        md.append(f"- boot `{e['boot']}`{' (slab_nomerge on the command line)' if e['cmdline'] else ''}: "
-                  f"skbuff_head_cache {'merged' if e['setup'].get('merged') == '1' else 'not merged'}"
-                  f"{tune}; heads check {e['check']}; "
-                  f"log {'free of KASAN reports, warnings and oopses' if e['log_clean'] else 'NOT clean'}")
-    md += ["", PPS_RULE, "",
-           "| condition | shim on pps | shim off pps | on ns/packet | off ns/packet | on-off ns | "
-           "on vs off (medians) | on/off per run | verdict (on vs off) |",
-           "|---|---|---|---|---|---|---|---|---|"]
-    for s_ in shim:
-        on, off = by[(s_["cond"], "on")], by[(s_["cond"], "off")]
-        p = s_["paired_on_off"]
-        md.append(f"| {s_['cond']} | {fmt(on['pps'])} | {fmt(off['pps'])} | {on['ns_per_packet']} | "
-                  f"{off['ns_per_packet']} | {s_['ns_diff']:+} | {s_['diff_pct']:+.1f} % | "
-                  f"{p['median']:.3f} ({p['min']:.3f}-{p['max']:.3f}) | {s_['verdict']} |")
-    if conds:
-        md += ["", f"Each condition against `{order[0]}`, mode by mode (slab_nomerge is another boot "
-               "of the same kernel, so its difference also carries boot-to-boot variation):", "",
-               "| condition | mode | vs default (medians) | verdict (vs default) |", "|---|---|---|---|"]
-        for c in conds:
-            md.append(f"| {c['cond']} | {c['mode']} | {c['diff_pct']:+.1f} % | {c['verdict']} |")
-    md = "\n".join(md) + "\n"
-    os.makedirs(out, exist_ok=True)
-    base = os.path.join(out, f"skb_pps-qemu-{kernel}")
-    with open(f"{base}.json", "w") as f:
-        json.dump(doc, f, indent=1)
-    with open(f"{base}.md", "w") as f:
-        f.write(md)
-    print(md)
-    print(f"(written: {base}.json, {base}.md)\n")
-
-
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("log", nargs="?")
     ap.add_argument("--compare", metavar="DIR", help="compare the kernels' tables in DIR")
-    ap.add_argument("--pps", metavar="BOOT=LOG", action="append",
-                    help="a boot of make bench-pps (default=LOG, slab_nomerge=LOG)")
     ap.add_argument("--where", choices=["uml", "uml-smp", "qemu"])
     ap.add_argument("--kernel", help="the kernel series (6.12, 7.3), part of the file names")
     ap.add_argument("--config", help="the kernel's .config")
@@ -627,13 +436,6 @@ def main():
     a = ap.parse_args()
     if a.compare:
         return compare(a.compare)
-    if a.pps:
-        if not (a.kernel and a.config and a.out):
-            ap.error("--pps needs --kernel, --config and --out")
-        boots = [tuple(b.split("=", 1)) for b in a.pps]
-        if any(len(b) != 2 or b[0] not in ("default", "slab_nomerge") for b in boots):
-            ap.error("--pps BOOT=LOG, BOOT default or slab_nomerge")
-        return pps(boots, a.kernel, a.config, a.cpu or "?", a.out)
     if not (a.log and a.where and a.kernel and a.config and a.out):
         ap.error("LOG, --where, --kernel, --config and --out are required")
 

@@ -6,13 +6,17 @@
 #             lockdep, failslab): the kernel `make test` runs.
 #   um-bench  UML defconfig + configs/um-bench.config (-O2, no debug options): every figure.
 #   um-bench-smp  um-bench + configs/um-bench-smp.config (2 CPUs; kernels whose UML has SMP).
+#   um-stats, um-stats-smp  um-bench and um-bench-smp + configs/um-stats.config (SLUB's event
+#             counters, for the forwarding benchmark's slab counts; never timed).  Their first
+#             build starts from a copy of the kernel they extend, so that only what the
+#             counters touch is compiled again.
 #   x86-smp   x86_64 tinyconfig + configs/x86-smp.config: bzImage and modules for QEMU.
 # The .config is regenerated only when its inputs change, so a changed .rs file rebuilds
 # incrementally.
 # usage: kernel.sh VERSION KIND
 . "$(dirname "$0")/lib.sh"
-use_kernel "${1:?usage: kernel.sh VERSION um-test|um-bench|um-bench-smp|x86-smp}"
-kind=${2:?usage: kernel.sh VERSION um-test|um-bench|um-bench-smp|x86-smp}
+use_kernel "${1:?usage: kernel.sh VERSION um-test|um-bench|um-bench-smp|um-stats|um-stats-smp|x86-smp}"
+kind=${2:?usage: kernel.sh VERSION um-test|um-bench|um-bench-smp|um-stats|um-stats-smp|x86-smp}
 out=$G_BUILD/$kind
 mkdir -p "$BUILD/$kind"
 # A shared lock on the tree: scripts/tree.sh (exclusive) cannot change it under a build.
@@ -22,12 +26,20 @@ jobs=$(nproc)
 
 case $kind in
 um-test) fragment=configs/kunit.config ;;
-um-bench | um-bench-smp) arch=um base=defconfig fragment=configs/um-bench.config targets="linux modules" ;;
+um-bench | um-bench-smp | um-stats | um-stats-smp) arch=um base=defconfig fragment=configs/um-bench.config targets="linux modules" ;;
 x86-smp) arch=x86_64 base=tinyconfig fragment=configs/x86-smp.config targets="bzImage modules" ;;
 *) die "unknown kernel kind '$kind'" ;;
 esac
 fragments=("$fragment")
-[ "$kind" != um-bench-smp ] || fragments+=(configs/um-bench-smp.config)
+case $kind in *-smp) [ "$kind" = x86-smp ] || fragments+=(configs/um-bench-smp.config) ;; esac
+case $kind in um-stats*) fragments+=(configs/um-stats.config) ;; esac
+# A stats kernel's first build starts from the kernel it extends (same tree, same compiler).
+seed=${kind/um-stats/um-bench}
+if [ "$seed" != "$kind" ] && [ ! -f "$BUILD/$kind/.config" ] && [ -f "$BUILD/$seed/.config" ]; then
+	log "$KVER $kind: starting from a copy of $seed"
+	cp -a "$BUILD/$seed/." "$BUILD/$kind/"
+	rm -f "$BUILD/$kind/.config-stamp"
+fi
 [ ! -f "$PROJECT/configs/$KVER/${fragment#configs/}" ] || fragments+=("configs/$KVER/${fragment#configs/}")
 
 if [ "$kind" = um-test ]; then

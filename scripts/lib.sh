@@ -20,6 +20,19 @@ DEBIAN_SUITE=trixie
 # shellcheck source=scripts/pins.sh
 . "$PROJECT/scripts/pins.sh"
 
+# host_cpu_id: the host CPU, precisely enough to tell hosts apart: vendor, family, model,
+# stepping, microcode, the model name, and the flags that change how the measured code runs
+# (vector width, the string instructions memcpy and memset use, a hypervisor underneath).
+host_cpu_id() {
+	local f=/proc/cpuinfo flags=
+	field() { grep -m1 "^$1[[:space:]]*:" "$f" | cut -d: -f2- | sed 's/^ *//'; }
+	for x in avx2 avx512f avx512vl avx512_vp2intersect erms fsrm fzrm fsrs hypervisor; do
+		grep -m1 '^flags' "$f" | grep -qw "$x" && flags="$flags $x"
+	done
+	echo "$(field vendor_id) family $(field 'cpu family') model $(field model) stepping" \
+		"$(field stepping) microcode $(field microcode), '$(field 'model name')', flags:${flags:- none}"
+}
+
 log() { printf '[%s] %s\n' "$(date +%H:%M:%S)" "$*" >&2; }
 die() { printf 'error: %s\n' "$*" >&2; exit 1; }
 

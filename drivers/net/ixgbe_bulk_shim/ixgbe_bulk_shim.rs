@@ -18,7 +18,7 @@
 //! the bulk free off: a cleanup started while it is `N` frees each skb as it is added, with
 //! `napi_consume_skb()` and the cleanup's budget, as the drivers do without the shim. It is read
 //! once per cleanup, in [`ixgbe_bulk_shim_init`], so a cleanup never mixes the two; with it,
-//! both ways run in the same boot of the same kernel (`scripts/guest/shim_pps.sh`).
+//! both ways run in the same boot of the same kernel.
 //!
 //! This is the TX-completion bulk free of the ixgbe bulk-free RFC ("net: bulk free of SKBs
 //! during ixgbe TX completion", 2015, which bulk-freed up to 32 skbs per cleanup), on top of
