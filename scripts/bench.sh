@@ -16,6 +16,9 @@
 #   BENCH_WHERE          "uml" (default), "qemu" or "uml qemu": QEMU's x86-smp is the test
 #                        kernel (KASAN) under TCG, for the shape of the figures only
 #   BENCH_CPU            the host CPU UML is pinned to; "auto" (default) probes each
+#   BENCH_BOOTS          boots of each UML benchmark kernel (3; 1-9): where a boot's
+#                        allocations land moves some cells more than their targets' margins,
+#                        so medians are taken over the runs of every boot
 #   FWD_PACKETS          frames per run of the forwarding benchmark (2000000; 100000-100000000)
 #   FWD_RUNS             its repetitions of each free path per condition (9; 3-99)
 #   FWD_STATS_RUNS       its repetitions in the boots that count slab events (2; 1-99)
@@ -32,6 +35,8 @@ FWD_PACKETS=${FWD_PACKETS:-2000000}
 FWD_RUNS=${FWD_RUNS:-9}
 FWD_STATS_RUNS=${FWD_STATS_RUNS:-2}
 BENCH_FWD=${BENCH_FWD:-1}
+BENCH_BOOTS=${BENCH_BOOTS:-3}
+check_range BENCH_BOOTS 1 9
 check_range FWD_PACKETS 100000 100000000
 check_range FWD_RUNS 3 99
 check_range FWD_STATS_RUNS 1 99
@@ -52,15 +57,20 @@ rm -rf "$stage" && mkdir -p "$stage" "$PROJECT/results"
 [ -n "${KDIR:-}" ] || "$PROJECT/scripts/toolchain.sh"
 
 host_cpu=$(host_cpu_id)
-collect() { # collect WHERE LOG KIND CPU MODULE...: fails when a module did not load or ran short
-	local where=$1 logf=$2 kind=$3 cpu=$4 m
+# collect WHERE KIND CPU LOGS MODULE...: the tables of the boots whose logs are LOGS (one
+# word, the paths separated by spaces); fails when a module did not load or ran short in one.
+collect() {
+	local where=$1 kind=$2 cpu=$3 logs=$4 m logf glogs=()
 	shift 4
-	for m in "$@"; do
-		grep -q "rfl_guest: insmod ok $m.ko" "$logf" && continue
-		grep -E "rfl_guest: insmod failed $m|$m: " "$logf" | head -5 >&2
-		die "$KVER $where: $m did not run (its own message above)"
+	for logf in $logs; do
+		for m in "$@"; do
+			grep -q "rfl_guest: insmod ok $m.ko" "$logf" && continue
+			grep -E "rfl_guest: insmod failed $m|$m: " "$logf" | head -5 >&2
+			die "$KVER $where: $m did not run (its own message above)"
+		done
+		glogs+=("$G_CACHE/run/$(basename "$logf")")
 	done
-	krun python3 "$G_PROJECT/scripts/collect.py" "$G_CACHE/run/$(basename "$logf")" --where "$where" \
+	krun python3 "$G_PROJECT/scripts/collect.py" "${glogs[@]}" --where "$where" \
 		--kernel "$KVER" --config "$G_BUILD/$kind/.config" --cpu "$cpu" --out "$G_CACHE/run/results"
 }
 
@@ -102,11 +112,12 @@ uml_module_args() {
 }
 
 # uml_bench KIND WHERE CPU DESCRIPTION MODULE... [-- KERNEL_ARG...]: boots the UML kernel KIND
-# pinned to host CPU CPU, loads and unloads each MODULE in turn with its parameters, and
-# collects the tables as WHERE (results/<bench>-WHERE-<version>).
+# BENCH_BOOTS times, pinned to host CPU CPU, each boot loading and unloading each MODULE in turn
+# with its parameters, and collects the tables of all boots as WHERE
+# (results/<bench>-WHERE-<version>).
 uml_bench() {
-	local kind=$1 where=$2 cpu=$3 desc=$4 m args mods=()
-	local plan=$runs/bench-$where-plan-$KVER.sh logf=$runs/bench-$where-$KVER.log
+	local kind=$1 where=$2 cpu=$3 desc=$4 m args mods=() b logf logs= t0
+	local plan=$runs/bench-$where-plan-$KVER.sh
 	shift 4
 	while [ $# -gt 0 ] && [ "$1" != -- ]; do
 		mods+=("$1")
@@ -118,8 +129,13 @@ uml_bench() {
 		args=$(uml_module_args "$m")
 		printf 'load %s %s\nunload %s\n' "$G_BUILD/$kind/samples/rust/$m.ko" "$args" "$m" >>"$plan"
 	done
-	RFL_TASKSET="taskset -c $cpu" "$PROJECT/scripts/uml-run.sh" "$KVER" "$kind" "$plan" "$logf" "$@"
-	collect "$where" "$logf" "$kind" "$desc" "${mods[@]}"
+	for b in $(seq "$BENCH_BOOTS"); do
+		logf=$runs/bench-$where-$KVER-boot$b.log t0=$SECONDS
+		RFL_TASKSET="taskset -c $cpu" "$PROJECT/scripts/uml-run.sh" "$KVER" "$kind" "$plan" "$logf" "$@"
+		log "$KVER: boot $b of $BENCH_BOOTS ($where) done in $((SECONDS - t0)) s"
+		logs="$logs $logf"
+	done
+	collect "$where" "$kind" "$desc" "$logs" "${mods[@]}"
 }
 
 # fwd_boot KIND NAME CPUS CONDS STATS RUNS [KERNEL_ARG...]: one boot of the UML kernel KIND
@@ -214,7 +230,7 @@ bench_kernel() {
 			EOF
 			log "$KVER: benchmarks in QEMU x86_64 (TCG: for shape, not for absolute figures)"
 			"$PROJECT/scripts/qemu-run.sh" "$KVER" "$plan" "$runs/bench-qemu-$KVER.log"
-			collect qemu "$runs/bench-qemu-$KVER.log" x86-smp "QEMU TCG, 2 vCPUs, on $host_cpu" \
+			collect qemu x86-smp "QEMU TCG, 2 vCPUs, on $host_cpu" "$runs/bench-qemu-$KVER.log" \
 				rust_slab_bulk_bench rust_alf_queue_bench
 			;;
 		*) die "BENCH_WHERE: unknown '$where'" ;;
@@ -229,3 +245,5 @@ done
 krun python3 "$G_PROJECT/scripts/collect.py" --compare "$G_CACHE/run/results"
 cp "$stage"/* "$PROJECT/results/"
 log "results/: $(cd "$stage" && ls | tr '\n' ' ')"
+# Last, every target of the benchmarks against this run, on this host.
+krun python3 "$G_PROJECT/scripts/targets.py" "$G_CACHE/run/results"

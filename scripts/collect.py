@@ -1,21 +1,25 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: GPL-2.0
-"""Turn the console log of a benchmark run into results/*.json, markdown tables and a plot.
+"""Turn the console logs of a benchmark's boots into results/*.json, markdown tables and a plot.
 
 The sample modules print one line per timed run (see samples/rust/bench_common.rs):
 
     rfl_bench: bench=slab_bulk variant=raw_bulk bulk=16 run=3 objs=1048576 tsc=11534336 ns=4442112
 
-This script computes per-object cycles and nanoseconds for every run, then per (bench, variant,
-bulk) the minimum, median and maximum over the runs, and writes one record per group:
+This script computes per-object cycles and nanoseconds for every run of every boot (one LOG
+per boot of the same kernel), then per (bench, variant, bulk) the minimum, median and maximum
+over all of them, and writes one record per group:
 
     {"bench", "variant", "bulk", "cycles": {"min", "median", "max"}, "ns": {...}, "runs",
-     "kernel", "config", "cpu", "tsc_mhz", "where"}
+     "boots", "kernel", "config", "cpu", "tsc_mhz", "where"}
+
+Ratios are taken within each repetition of each boot; the placement table says how far the
+medians of the boots, the copies of the code and the sets of data differ.
 
 A run that cannot be timed (a timed run shorter than MIN_RUN_NS, or whose TSC rate strays from
 the others') fails the whole collection with the parameters to raise, and writes nothing.
 
-usage: collect.py LOG --where uml|uml-smp|qemu --kernel VERSION --config KERNEL/.config --out DIR
+usage: collect.py LOG... --where uml|uml-smp|qemu --kernel VERSION --config KERNEL/.config --out DIR
        collect.py --compare DIR     (the kernels side by side: DIR/slab_bulk-kernels.md)
 """
 
@@ -142,7 +146,8 @@ LAYOUT = {
 }
 
 
-def parse(log):
+def parse(log, boot=1):
+    """One boot's log: its timed runs (each tagged with `boot`) and its environment."""
     runs, env, places = [], {}, {}
     with open(log, errors="replace") as f:
         for line in f:
@@ -166,6 +171,7 @@ def parse(log):
                         "cycles": int(r["tsc"]) / objs,
                         "ns": int(r["ns"]) / objs,
                         "tsc_per_ns": int(r["tsc"]) / int(r["ns"]) if int(r["ns"]) else None,
+                        "boot": boot,
                     }
                 )
             elif m := INIT.search(line):
@@ -179,14 +185,18 @@ def parse(log):
 
 
 def placements(bench, runs):
-    """Per variant and bulk size, the median cycles on each copy of the code and on each set of
-    data, for a benchmark whose repetitions say where they ran (else empty)."""
+    """Per variant and bulk size, the median cycles on each copy of the code, on each set of
+    data (for a benchmark whose repetitions say where they ran) and in each boot (when there
+    were several); empty if there is nothing to compare."""
     out = {}
+    boots = len({r["boot"] for r in runs if r["bench"] == bench})
     for r in runs:
-        if r["bench"] == bench and "code" in r:
-            cell = out.setdefault((r["variant"], r["bulk"]), {"code": {}, "data": {}})
-            cell["code"].setdefault(r["code"], []).append(r["cycles"])
-            cell["data"].setdefault(r["data"], []).append(r["cycles"])
+        if r["bench"] == bench and ("code" in r or boots > 1):
+            cell = out.setdefault((r["variant"], r["bulk"]), {"code": {}, "data": {}, "boot": {}})
+            if "code" in r:
+                cell["code"].setdefault(r["code"], []).append(r["cycles"])
+                cell["data"].setdefault(r["data"], []).append(r["cycles"])
+            cell["boot"].setdefault(r["boot"], []).append(r["cycles"])
     return {
         k: {kind: {i: statistics.median(v) for i, v in sorted(by.items())} for kind, by in c.items()}
         for k, c in sorted(out.items())
@@ -202,17 +212,19 @@ def placement_table(bench, places):
                 if any(k[0] == v for k in places)]
     out = [
         "",
-        "Placement: every repetition ran on one of several copies of the timed loops' code, each "
-        "at its own address, and on one of several sets of data (see the module). Per variant, "
-        "the bulk size where the medians of the copies (of the sets) differ most, the slowest "
-        "over the fastest there, and the medians in cycles:",
+        "Placement: every repetition ran in one boot of the kernel and, where the module has them, "
+        "on one of several copies of the timed loops' code, each at its own address, and on one "
+        "of several sets of data (see the module). Per variant, the bulk size where the medians "
+        "of the copies (of the sets, of the boots) differ most, the slowest over the fastest "
+        "there, and the medians in cycles:",
         "",
-        "| variant | code copies | at bulk | medians by copy | data sets | at bulk | medians by set |",
-        "|---|---|---|---|---|---|---|",
+        "| variant | code copies | at bulk | medians by copy | data sets | at bulk | medians by set "
+        "| boots | at bulk | medians by boot |",
+        "|---|---|---|---|---|---|---|---|---|---|",
     ]
     for v in variants:
         row = [v]
-        for kind in ("code", "data"):
+        for kind in ("code", "data", "boot"):
             worst = max(
                 ((max(c[kind].values()) / min(c[kind].values()), b, c[kind])
                  for (var, b), c in places.items() if var == v and len(c[kind]) > 1),
@@ -239,13 +251,14 @@ def paired_ratios(runs):
     """Per (bench, numerator, denominator, bulk): the median over repetitions of the ratio of the
     two variants measured back to back in the same repetition (slow drift of the machine cancels
     out, which medians of separate columns do not)."""
-    by = {(r["bench"], r["variant"], r["bulk"], r["run"]): r["cycles"] for r in runs}
+    by = {(r["bench"], r["variant"], r["bulk"], r["boot"], r["run"]): r["cycles"] for r in runs}
     out = {}
     for bench, layout in LAYOUT.items():
         for num, den, _ in layout["ratios"]:
-            for (b, v, bulk, run), cyc in by.items():
-                if b == bench and v == num and (b, den, bulk, run) in by:
-                    out.setdefault((bench, num, den, bulk), []).append(cyc / by[(b, den, bulk, run)])
+            for (b, v, bulk, boot, run), cyc in by.items():
+                if b == bench and v == num and (b, den, bulk, boot, run) in by:
+                    out.setdefault((bench, num, den, bulk), []).append(
+                        cyc / by[(b, den, bulk, boot, run)])
     return {k: spread(v) for k, v in out.items()}
 
 
@@ -263,6 +276,7 @@ def summarise(runs, env):
                 "cycles": spread([r["cycles"] for r in rs]),
                 "ns": spread([r["ns"] for r in rs]),
                 "runs": len(rs),
+                "boots": len({r["boot"] for r in rs}),
                 **env,
             }
         )
@@ -284,9 +298,10 @@ def table(bench, records, ratios):
     out = [
         f"### {layout['title']} ({env['where']})",
         "",
-        f"kernel {env.get('kernel', '?')}, config {env['config']}, {env.get('cpu', '?')}, "
-        f"TSC {env['tsc_mhz']} MHz; TSC cycles and ns per object, median (min-max) of "
-        f"{env['runs']} runs; ratios: median (min-max) over the runs of the ratio within each run",
+        f"kernel {env.get('kernel', '?')}, config {env['config']}, TSC {env['tsc_mhz']} MHz; "
+        f"host CPU: {env.get('cpu', '?')}. TSC cycles and ns per object, median (min-max) of "
+        f"{env['runs']} runs over {env.get('boots', 1)} boot(s); ratios: median (min-max) over "
+        "the runs of the ratio within each run",
         "",
     ]
     if note := layout.get("notes", {}).get(env["where"]):
@@ -425,7 +440,7 @@ def compare(d):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("log", nargs="?")
+    ap.add_argument("log", nargs="*", help="the console log of each boot")
     ap.add_argument("--compare", metavar="DIR", help="compare the kernels' tables in DIR")
     ap.add_argument("--where", choices=["uml", "uml-smp", "qemu"])
     ap.add_argument("--kernel", help="the kernel series (6.12, 7.3), part of the file names")
@@ -439,9 +454,15 @@ def main():
     if not (a.log and a.where and a.kernel and a.config and a.out):
         ap.error("LOG, --where, --kernel, --config and --out are required")
 
-    runs, env = parse(a.log)
-    if not runs:
-        sys.exit(f"collect.py: no rfl_bench lines in {a.log}")
+    runs, env = [], {}
+    for boot, log in enumerate(a.log, 1):
+        r, e = parse(log, boot)
+        if not r:
+            sys.exit(f"collect.py: no rfl_bench lines in {log}")
+        if env and e.get("kernel") != env.get("kernel"):
+            sys.exit(f"collect.py: {log} booted {e.get('kernel')}, not {env.get('kernel')}")
+        runs += r
+        env = env or e
     with open(a.config, "rb") as f:
         env["config"] = hashlib.sha256(f.read()).hexdigest()[:16]
     rates = sorted(r["tsc_per_ns"] for r in runs if r["tsc_per_ns"])
