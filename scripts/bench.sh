@@ -19,8 +19,10 @@
 #   BENCH_BOOTS          boots of each UML benchmark kernel (3; 1-9): where a boot's
 #                        allocations land moves some cells more than their targets' margins,
 #                        so medians are taken over the runs of every boot
-#   FWD_PACKETS          frames per run of the forwarding benchmark (2000000; 100000-100000000)
-#   FWD_RUNS             its repetitions of each free path per condition (9; 3-99)
+#   FWD_PACKETS          frames per free path and repetition of the forwarding benchmark
+#                        (8000000; 1000000-100000000), in FWD_ROUNDS interleaved bursts
+#                        (16; 1-64, bursts of 100000 frames or more)
+#   FWD_RUNS             its repetitions per condition (5; 3-99)
 #   FWD_STATS_RUNS       its repetitions in the boots that count slab events (2; 1-99)
 #   BENCH_FWD            1 (default) runs the forwarding benchmark, 0 leaves it out
 . "$(dirname "$0")/lib.sh"
@@ -31,13 +33,17 @@ check_range() {
 	[[ $v =~ ^[0-9]+$ ]] && [ "$v" -ge "$2" ] && [ "$v" -le "$3" ] ||
 		die "$1=$v: an integer from $2 to $3"
 }
-FWD_PACKETS=${FWD_PACKETS:-2000000}
-FWD_RUNS=${FWD_RUNS:-9}
+FWD_PACKETS=${FWD_PACKETS:-8000000}
+FWD_ROUNDS=${FWD_ROUNDS:-16}
+FWD_RUNS=${FWD_RUNS:-5}
 FWD_STATS_RUNS=${FWD_STATS_RUNS:-2}
 BENCH_FWD=${BENCH_FWD:-1}
 BENCH_BOOTS=${BENCH_BOOTS:-3}
 check_range BENCH_BOOTS 1 9
-check_range FWD_PACKETS 100000 100000000
+check_range FWD_PACKETS 1000000 100000000
+check_range FWD_ROUNDS 1 64
+[ $((FWD_PACKETS / FWD_ROUNDS)) -ge 100000 ] ||
+	die "FWD_PACKETS=$FWD_PACKETS in FWD_ROUNDS=$FWD_ROUNDS bursts: under 100000 frames a burst"
 check_range FWD_RUNS 3 99
 check_range FWD_STATS_RUNS 1 99
 check_range BENCH_FWD 0 1
@@ -140,16 +146,21 @@ uml_bench() {
 
 # fwd_boot KIND NAME CPUS CONDS STATS RUNS [KERNEL_ARG...]: one boot of the UML kernel KIND
 # (um-bench, um-stats, or their -smp kernels) running the forwarding benchmark
-# (scripts/guest/fwd_bench.sh) in conditions CONDS, RUNS repetitions, slab counters if STATS is 1,
-# on host CPUs CPUS (a taskset list, or "all"); its log is $runs/fwd-NAME-KIND-<version>.log.
+# (scripts/guest/fwd_bench.sh) in conditions CONDS, RUNS repetitions, slab counters if STATS is 1
+# (then in one burst per path and repetition), on host CPUs CPUS (a taskset list, or "all");
+# its log is $runs/fwd-NAME-KIND-<version>.log.
 fwd_boot() {
-	local kind=$1 name=$2 cpus=$3 conds=$4 stats=$5 reps=$6 args=
+	local kind=$1 name=$2 cpus=$3 conds=$4 stats=$5 reps=$6 rounds=$FWD_ROUNDS qlen=
 	local plan=$runs/fwd-plan.sh logf=$runs/fwd-$name-$kind-$KVER.log
 	shift 6
-	[ "$name" != 2cpu ] || args="rx_cpu=0 tx_cpu=1"
+	[ "$stats" = 0 ] || rounds=1
+	# With TX completion on another CPU, that CPU can fall behind for a while (a descheduled
+	# host thread): a qdisc of 32767 frames (the most 7.x takes) absorbs it instead of dropping.
+	[ "$name" != smp ] || qlen=32767
 	{
 		echo "FWD_MODULE=$G_BUILD/$kind/drivers/net/fwdnic/fwdnic.ko"
-		echo "FWD_ARGS='$args' FWD_PACKETS=$FWD_PACKETS FWD_RUNS=$reps FWD_CONDS='$conds' FWD_STATS=$stats"
+		echo "FWD_ARGS='' FWD_PACKETS=$FWD_PACKETS FWD_RUNS=$reps FWD_ROUNDS=$rounds"
+		echo "FWD_CONDS='$conds' FWD_STATS=$stats FWD_QLEN=$qlen"
 		cat "$PROJECT/scripts/guest/skb_heads.sh" "$PROJECT/scripts/guest/fwd_lib.sh" \
 			"$PROJECT/scripts/guest/fwd_bench.sh"
 	} >"$plan"
@@ -163,8 +174,11 @@ fwd_boot() {
 	log "$KVER: boot '$name' of $kind done in $((SECONDS - t0)) s"
 }
 
-# fwd_kernel CPU: the forwarding benchmark of this kernel, UML pinned to host CPU CPU (the
-# two-CPU boots on every host CPU), into results/fwd-uml-<version>.{json,md}.
+# fwd_kernel CPU: the forwarding benchmark of this kernel, UML pinned to host CPU CPU, into
+# results/fwd-uml-<version>.{json,md}.  Where UML has SMP, the um-bench-smp kernel (two CPUs,
+# on every host CPU) runs it too, with both interrupts on CPU 0 and with TX completion on
+# CPU 1: that kernel costs several times the uniprocessor one per frame, so its two
+# conditions are compared with each other, not with the others.
 fwd_kernel() {
 	local cpu=$1 smp=0 timed=() counted=()
 	grep -q '^config SMP' "$TREE/arch/um/Kconfig" && smp=1
@@ -180,10 +194,10 @@ fwd_kernel() {
 	if [ "$smp" = 1 ]; then
 		"$PROJECT/scripts/kernel.sh" "$KVER" um-bench-smp
 		"$PROJECT/scripts/kernel.sh" "$KVER" um-stats-smp
-		fwd_boot um-bench-smp 2cpu all default 0 "$FWD_RUNS" seccomp=on ncpus=2
-		fwd_boot um-stats-smp 2cpu all default 1 "$FWD_STATS_RUNS" seccomp=on ncpus=2
-		timed+=(--boot "2cpu=$G_CACHE/run/fwd-2cpu-um-bench-smp-$KVER.log")
-		counted+=(--stats "2cpu=$G_CACHE/run/fwd-2cpu-um-stats-smp-$KVER.log")
+		fwd_boot um-bench-smp smp all "1cpu 2cpu" 0 "$FWD_RUNS" seccomp=on ncpus=2
+		fwd_boot um-stats-smp smp all "1cpu 2cpu" 1 "$FWD_STATS_RUNS" seccomp=on ncpus=2
+		timed+=(--boot "smp=$G_CACHE/run/fwd-smp-um-bench-smp-$KVER.log")
+		counted+=(--stats "smp=$G_CACHE/run/fwd-smp-um-stats-smp-$KVER.log")
 	fi
 	krun python3 "$G_PROJECT/scripts/collect_fwd.py" "${timed[@]}" "${counted[@]}" --kernel "$KVER" \
 		--config "$G_BUILD/um-bench/.config" --cpu "$host_cpu (UML), pinned to host CPU $cpu" \

@@ -5,10 +5,11 @@
 usage: collect_fwd.py --boot NAME=LOG [--boot NAME=LOG ...] [--stats NAME=LOG ...]
                       --kernel VERSION --config KERNEL/.config --cpu DESCRIPTION --out DIR
 
-Each --boot is a boot of the timed kernel (um-bench): "default", "slab_nomerge" (the same kernel
-with slab_nomerge on its command line) or "2cpu" (um-bench-smp, RX on one CPU and TX completion
-on the other).  Each --stats is the same boot of the kernel with CONFIG_SLUB_STATS (um-stats),
-whose runs give the slab counters and are never mixed with the timed figures.  Writes
+Each --boot is a boot of a timed kernel: "default" (um-bench), "slab_nomerge" (the same kernel
+with slab_nomerge on its command line) or "smp" (um-bench-smp with two CPUs, whose conditions
+are "1cpu", both interrupts on CPU 0, and "2cpu", TX completion on CPU 1).  Each --stats is the
+same boot of the kernel with CONFIG_SLUB_STATS (um-stats, um-stats-smp), whose runs give the slab
+counters and are never mixed with the timed figures.  Writes
 DIR/fwd-uml-VERSION.{json,md}; a run that did not forward every frame, an error line, a missing
 run or a log with a warning or oops fails the collection and writes nothing.
 """
@@ -32,7 +33,7 @@ PATH_NAMES = {
 }
 # The pairs whose difference answers the question, in ns per packet (first minus second).
 PAIRS = [("shim", "napi"), ("shim", "any"), ("napi", "any")]
-BOOTS = ("default", "slab_nomerge", "2cpu")
+BOOTS = ("default", "slab_nomerge", "smp")
 # Targets of the forwarding benchmark (the issue that asked for it): the paired difference
 # resolved to better than 5 ns (the 2015 effect was 11 ns), at least 2 Mpps on one CPU.
 RESOLUTION_NS = 5.0
@@ -65,7 +66,7 @@ def fail(why):
 def parse(name, log):
     """One boot's log: its setup, tunings, runs and slab lines."""
     out = {"boot": name, "setup": None, "tune": {}, "runs": [], "slab": [], "done": False}
-    errors = []
+    errors, bursts = [], {}
     with open(log, errors="replace") as f:
         for line in f:
             if m := LINE.search(line):
@@ -78,10 +79,16 @@ def parse(name, log):
                     t = kv(rest)
                     out["tune"][t.pop("cond")] = t
                 elif what == "run":
-                    r = kv(rest)
-                    out["runs"].append({"cond": r["cond"], "rep": int(r["rep"]), "path": r["path"],
-                                        "packets": int(r["packets"]), "forwarded": int(r["forwarded"]),
-                                        "ns": int(r["ns"]), "complete": r["complete"] == "1"})
+                    # One burst; a repetition's bursts of one path add up to its run.
+                    b = kv(rest)
+                    if b.get("free") != b["path"]:
+                        errors.append(f"burst through {b['path']} ran {b.get('free')}: {rest}")
+                    key = (b["cond"], int(b["rep"]), b["path"])
+                    r = bursts.setdefault(key, {"cond": key[0], "rep": key[1], "path": key[2],
+                                                "packets": 0, "forwarded": 0, "ns": 0, "bursts": 0})
+                    for k in ("packets", "forwarded", "ns"):
+                        r[k] += int(b[k])
+                    r["bursts"] += 1
                 elif what == "slab":
                     s = kv(rest)
                     out["slab"].append({"cond": s.pop("cond"), "rep": int(s.pop("rep")),
@@ -95,6 +102,7 @@ def parse(name, log):
                 out["kernel"] = m["release"]
             elif m := CPU.search(line):
                 out["guest_cpu"] = m["cpu"]
+    out["runs"] = list(bursts.values())
     where = f"{name} ({log})"
     if errors:
         fail(f"{where}: " + "; ".join(errors[:5]))
@@ -102,7 +110,10 @@ def parse(name, log):
         fail(f"{where}: no setup or done line: the plan did not run to its end")
     setup = out["setup"]
     for r in out["runs"]:
-        if not r["complete"] or r["forwarded"] != r["packets"]:
+        if r["bursts"] != int(setup["rounds"]) or r["packets"] != int(setup["packets"]):
+            fail(f"{where}: cond={r['cond']} rep={r['rep']} path={r['path']}: {r['bursts']} bursts "
+                 f"of {r['packets']} frames, not {setup['rounds']} of {setup['packets']} in all")
+        if r["forwarded"] != r["packets"]:
             fail(f"{where}: cond={r['cond']} rep={r['rep']} path={r['path']}: forwarded "
                  f"{r['forwarded']} of {r['packets']}")
     for cond in setup["conds"].split(","):
@@ -117,7 +128,15 @@ def label(boot, cond):
     """The condition's name in the tables: the boot's, and the tuning within it."""
     if boot == "default":
         return cond
+    if boot == "smp":
+        return f"smp-{cond}"
     return boot if cond == "default" else f"{boot}+{cond}"
+
+
+def baseline(cond):
+    """What a condition is set against: the uniprocessor kernel's default, or, in the SMP
+    kernel, which costs several times as much per frame, its own one-CPU condition."""
+    return "smp-1cpu" if cond.startswith("smp-") else "default"
 
 
 def timed(boots):
@@ -157,16 +176,19 @@ def timed(boots):
 
 
 def against_default(conds, cells):
-    """Each other condition against the default, path by path (different runs, unpaired: the
-    noise is the larger of the two min-max spreads)."""
+    """Each condition against its baseline, path by path (different runs, unpaired: the noise
+    is the larger of the two min-max spreads)."""
     out = []
-    base = conds[0]
-    for c in conds[1:]:
+    for c in conds:
+        base = baseline(c)
+        if c == base or base not in conds:
+            continue
         for p in PATHS:
             x, y = cells[(c, p)]["ns_per_packet"], cells[(base, p)]["ns_per_packet"]
             d = x["median"] - y["median"]
             noise = max(x["max"] - x["min"], y["max"] - y["min"])
-            out.append({"cond": c, "path": p, "diff_ns": round(d, 2), "noise_ns": round(noise, 2),
+            out.append({"cond": c, "against": base, "path": p, "diff_ns": round(d, 2),
+                        "noise_ns": round(noise, 2),
                         "verdict": "no difference" if abs(d) <= noise else f"{d:+.1f} ns"})
     return out
 
@@ -202,19 +224,20 @@ def markdown(doc, conds, cells, diffs, vs_default, slab):
           "descriptors) frees it through: " + "; ".join(f"`{p}` {PATH_NAMES[p]}" for p in PATHS) + ".",
           "",
           f"kernel {doc['kernel']}, config {doc['config']}; host CPU: {doc['cpu']}. "
-          f"{setup0['packets']} frames per run, {setup0['runs']} repetitions per condition, the "
-          "three paths in an order rotating by one from one repetition to the next. ns/packet: "
-          "the run's time over its frames, median (min-max) over the repetitions; Mpps its "
-          "inverse.", ""]
+          f"{setup0['runs']} repetitions per condition, each {setup0['packets']} frames per path "
+          f"in {setup0['rounds']} bursts interleaved path by path, the order rotating from burst "
+          "to burst. ns/packet: a repetition's time over its frames, median (min-max) over the "
+          "repetitions; Mpps its inverse.", ""]
     for b in doc["boots"]:
         s = b["setup"]
-        tune = "; ".join(f"{c}: cpu_partial {t['cpu_partial']}, min_partial {t['min_partial']}"
+        tune = "; ".join(f"{c}: " + ", ".join(f"{k} {v}" for k, v in t.items())
                          for c, t in b["tune"].items())
-        md.append(f"- boot `{b['boot']}`: {s['cpus']} CPU(s), fwdnic {s['args']}; skbuff_head_cache "
+        md.append(f"- boot `{b['boot']}`: {s['cpus']} CPU(s), fwdnic parameters "
+                  f"{'none' if s['args'] == '-' else s['args']}, qdisc {s.get('qlen', '1000')}; skbuff_head_cache "
                   f"{'merged into ' + s['cache'] if s['merged'] == '1' else 'a cache of its own'} "
                   f"(object {s['object_size']} B, {s['objs_per_slab']} per slab, order {s['order']}, "
                   f"min_partial {s['min_partial']}, cpu_partial {s['cpu_partial']}, sheaf_capacity "
-                  f"{s['sheaf_capacity']}){'; tuned: ' + tune if tune else ''}")
+                  f"{s['sheaf_capacity']}){'; conditions set: ' + tune if tune else ''}")
     md += ["", "| condition | " + " | ".join(f"{p} ns/packet" for p in PATHS) + " | "
            + " | ".join(f"{p} Mpps" for p in PATHS) + " |",
            "|---|" + "---|" * (2 * len(PATHS))]
@@ -233,11 +256,14 @@ def markdown(doc, conds, cells, diffs, vs_default, slab):
                   + f" | {max(d['resolution_ns'] for d in ds):.1f} ns | {diffs[(c, 'shim', 'napi')]['verdict']} "
                   f"| {diffs[(c, 'shim', 'any')]['verdict']} |")
     if vs_default:
-        md += ["", f"Each condition against `{conds[0]}`, path by path (other runs, so unpaired: the noise "
-               "is the larger of the two min-max spreads; slab_nomerge is another boot):", "",
-               "| condition | path | ns/packet vs default | noise | verdict |", "|---|---|---|---|---|"]
+        md += ["", "Each condition against its baseline, path by path (other runs, so unpaired: the "
+               "noise is the larger of the two min-max spreads; slab_nomerge is another boot; the SMP "
+               "kernel's conditions against its own one-CPU one):", "",
+               "| condition | against | path | ns/packet difference | noise | verdict |",
+               "|---|---|---|---|---|---|"]
         for v in vs_default:
-            md.append(f"| {v['cond']} | {v['path']} | {v['diff_ns']:+.1f} | {v['noise_ns']:.1f} | {v['verdict']} |")
+            md.append(f"| {v['cond']} | {v['against']} | {v['path']} | {v['diff_ns']:+.1f} | "
+                      f"{v['noise_ns']:.1f} | {v['verdict']} |")
     md += ["", "Targets on this host:", ""]
     for t in doc["targets"]:
         md.append(f"- {t['target']}: {t['result']} ({'met' if t['met'] else 'MISSED'})")
@@ -280,7 +306,7 @@ def main():
     slab = slab_counts(stat_boots)
     with open(a.config, "rb") as f:
         cfg = hashlib.sha256(f.read()).hexdigest()[:16]
-    one_cpu = [c for c in conds if not c.startswith("2cpu")]
+    one_cpu = [c for c in conds if not c.startswith("smp-")]
     targets = [
         {"target": f"resolution: paired differences resolved to under {RESOLUTION_NS:.0f} ns",
          "result": "widest range " + f"{max(d['resolution_ns'] for d in diffs.values()):.1f} ns",

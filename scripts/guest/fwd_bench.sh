@@ -6,24 +6,27 @@
 # results/fwd-uml-<version>.{json,md}.
 #
 # Settings (from the host):
-#   FWD_MODULE   fwdnic.ko, FWD_ARGS its parameters (rx_cpu=0 tx_cpu=1 on two CPUs)
-#   FWD_PACKETS  frames per run; FWD_RUNS repetitions per condition
-#   FWD_CONDS    "default tuned" or "default": tuned sets skbuff_head_cache's cpu_partial to 256
-#                and min_partial to 9 (Brouer's values) where the kernel takes them, and puts
-#                them back after (7.x has no per-CPU partial slabs: cpu_partial reads 0 and
-#                refuses anything else; sheaf_capacity, what replaced it, is read-only)
-#   FWD_STATS    1: after each run, the SLUB counters of every cache whose counters moved by one
-#                per 100 frames or more (CONFIG_SLUB_STATS)
-# Each repetition runs the three free paths (shim, napi, any) in an order that rotates by one
-# from one repetition to the next; one untimed run of each path warms up first.
+#   FWD_MODULE   fwdnic.ko, FWD_ARGS its parameters (none by default)
+#   FWD_PACKETS  frames per path and repetition; FWD_RUNS repetitions per condition
+#   FWD_ROUNDS   the bursts a repetition is cut into: each round runs every path for
+#                FWD_PACKETS / FWD_ROUNDS frames, in an order that rotates by one from round to
+#                round (1 where FWD_STATS is 1: the counters are read around each burst)
+#   FWD_CONDS    the conditions, of fwd_tune below: "default tuned" or "default" on one CPU;
+#                "1cpu 2cpu" on two (7.x has no per-CPU partial slabs: cpu_partial reads 0
+#                and refuses anything else; sheaf_capacity, what replaced it, is read-only)
+#   FWD_STATS    1: after each repetition, the SLUB counters of every cache whose counters
+#                moved by one per 100 frames or more (CONFIG_SLUB_STATS)
+#   FWD_QLEN     fwdnic1's qdisc length, if not the default 1000
+# One untimed burst of FWD_PACKETS frames through each path warms up first.
 #
 # Lines:
-#   rfl_fwd: setup kernel=6.12.107 cpus=1 packets=2000000 runs=9 conds=default,tuned stats=0
-#            merged=1 cache=:0000256 object_size=256 objs_per_slab=16 order=0 min_partial=5
-#            cpu_partial=0 sheaf_capacity=- args=-
+#   rfl_fwd: setup kernel=6.12.107 cpus=1 packets=8000000 runs=5 rounds=16 conds=default,tuned
+#            stats=0 merged=0 cache=skbuff_head_cache object_size=208 objs_per_slab=16 order=0
+#            min_partial=5 cpu_partial=0 sheaf_capacity=- args=-
 #   rfl_fwd: tune cond=tuned cpu_partial=0->refused min_partial=5->9
-#   rfl_fwd: run cond=default rep=1 path=shim packets=2000000 forwarded=2000000 ns=1234 free=shim complete=1
-#   rfl_fwd: slab cond=default rep=1 path=shim cache=:0000256 alloc_fastpath=123 ...
+#   rfl_fwd: run cond=default rep=1 round=0 path=shim packets=500000 forwarded=500000 ns=68812345
+#            free=shim complete=1
+#   rfl_fwd: slab cond=default rep=1 path=shim cache=skbuff_head_cache alloc_fastpath=123 ...
 #   rfl_fwd: error <what>        (the host fails the run)
 #   rfl_fwd: done
 FWD_PATHS="shim napi any"
@@ -64,16 +67,33 @@ fwd_slab_delta() {
 	' "$1" "$2" >/dev/console
 }
 
-# fwd_measure COND REP PATH: one timed run of PATH, with its counters when FWD_STATS is 1.
-fwd_measure() {
-	echo "$3" >"$fwd_params"/tx_free || { fwd_out "error tx_free=$3 refused"; return; }
+# fwd_burst COND REP ROUND PATH FRAMES: one burst of FRAMES through PATH, and its line; around
+# it, the counters when FWD_STATS is 1 (then the repetition has one round: its line is the
+# repetition's).
+fwd_burst() {
+	echo "$4" >"$fwd_params"/tx_free || { fwd_out "error tx_free=$4 refused"; return 1; }
 	[ "$FWD_STATS" != 1 ] || fwd_slab_snapshot /tmp/fwd-slab-before
-	fwd_run "$FWD_PACKETS" || { fwd_out "error cond=$1 rep=$2 path=$3: run $fwd_result"; return; }
+	fwd_run "$5" || { fwd_out "error path=$4: run $fwd_result"; return 1; }
 	if [ "$FWD_STATS" = 1 ]; then
 		fwd_slab_snapshot /tmp/fwd-slab-after
-		fwd_slab_delta /tmp/fwd-slab-before /tmp/fwd-slab-after "cond=$1 rep=$2 path=$3"
+		fwd_slab_delta /tmp/fwd-slab-before /tmp/fwd-slab-after "cond=$1 rep=$2 path=$4"
 	fi
-	fwd_out "run cond=$1 rep=$2 path=$3 $fwd_result"
+	fwd_out "run cond=$1 rep=$2 round=$3 path=$4 $fwd_result"
+}
+
+# fwd_repetition COND REP: FWD_ROUNDS rounds, each a burst of FWD_PACKETS / FWD_ROUNDS frames
+# through every path, in an order that rotates by one from one round to the next (the
+# collector adds a repetition's bursts up per path).  Short bursts interleaved cancel the
+# host's slow drift from the paired differences, which whole runs one after the other do not.
+fwd_repetition() {
+	round=0
+	while [ $round -lt "$FWD_ROUNDS" ]; do
+		# shellcheck disable=SC2086 # FWD_PATHS: a list of words
+		for path in $(fwd_rotate $(((($2 - 1) * FWD_ROUNDS + round) % 3)) $FWD_PATHS); do
+			fwd_burst "$1" "$2" $round "$path" $((FWD_PACKETS / FWD_ROUNDS)) || return
+		done
+		round=$((round + 1))
+	done
 }
 
 # fwd_rotate N WORD...: the words, rotated left by N.
@@ -89,34 +109,61 @@ fwd_rotate() {
 	echo "$@"
 }
 
-# fwd_tune COND: set skbuff_head_cache up for COND (saving what it had), and say what was taken.
+# fwd_tune COND: set COND up (saving what it changes), and say what was taken:
+#   default  nothing;
+#   tuned    skbuff_head_cache's cpu_partial 256 and min_partial 9, where the kernel takes them;
+#   1cpu     both ports' interrupts on CPU 0;
+#   2cpu     fwdnic0's (RX) on CPU 0, fwdnic1's (TX completion) on CPU 1.
 fwd_tune() {
-	[ "$1" = tuned ] || return 0
-	fwd_saved_cpu=$(fwd_attr cpu_partial) fwd_saved_min=$(fwd_attr min_partial)
-	cpu="$fwd_saved_cpu->refused" min="$fwd_saved_min->refused"
-	echo 256 >"$skb_head_slab"/cpu_partial 2>/dev/null && cpu="$fwd_saved_cpu->256"
-	echo 9 >"$skb_head_slab"/min_partial 2>/dev/null && min="$fwd_saved_min->9"
-	fwd_out "tune cond=$1 cpu_partial=$cpu min_partial=$min"
+	case $1 in
+	tuned)
+		fwd_saved_cpu=$(fwd_attr cpu_partial) fwd_saved_min=$(fwd_attr min_partial)
+		cpu="$fwd_saved_cpu->refused" min="$fwd_saved_min->refused"
+		echo 256 >"$skb_head_slab"/cpu_partial 2>/dev/null && cpu="$fwd_saved_cpu->256"
+		echo 9 >"$skb_head_slab"/min_partial 2>/dev/null && min="$fwd_saved_min->9"
+		fwd_out "tune cond=$1 cpu_partial=$cpu min_partial=$min"
+		;;
+	1cpu | 2cpu)
+		tx=0
+		[ "$1" = 1cpu ] || tx=1
+		if echo 0 >"$fwd_params"/rx_cpu && echo $tx >"$fwd_params"/tx_cpu; then
+			fwd_out "tune cond=$1 rx_cpu=0 tx_cpu=$tx"
+		else
+			fwd_out "error cond=$1: rx_cpu=0 tx_cpu=$tx refused"
+		fi
+		;;
+	esac
 }
 
 fwd_untune() {
-	[ "$1" = tuned ] || return 0
-	echo "$fwd_saved_cpu" >"$skb_head_slab"/cpu_partial 2>/dev/null
-	echo "$fwd_saved_min" >"$skb_head_slab"/min_partial 2>/dev/null
+	case $1 in
+	tuned)
+		echo "$fwd_saved_cpu" >"$skb_head_slab"/cpu_partial 2>/dev/null
+		echo "$fwd_saved_min" >"$skb_head_slab"/min_partial 2>/dev/null
+		;;
+	1cpu | 2cpu) echo -1 >"$fwd_params"/rx_cpu && echo -1 >"$fwd_params"/tx_cpu ;;
+	esac
 }
 
 # shellcheck disable=SC2086 # FWD_ARGS: zero or more parameters
-if fwd_setup "$FWD_MODULE" $FWD_ARGS; then
+if [ "$FWD_STATS" = 1 ] && [ "$FWD_ROUNDS" != 1 ]; then
+	fwd_out "error FWD_STATS=1 needs FWD_ROUNDS=1"
+elif fwd_setup "$FWD_MODULE" $FWD_ARGS; then
 	merged=0 cache=skbuff_head_cache
 	if [ -L "$skb_head_slab" ]; then
 		merged=1 cache=$(basename "$(readlink "$skb_head_slab")")
 	fi
 	fwd_out "setup kernel=$(uname -r) cpus=$(grep -c '^processor' /proc/cpuinfo)" \
-		"packets=$FWD_PACKETS runs=$FWD_RUNS conds=$(echo $FWD_CONDS | tr ' ' ,) stats=$FWD_STATS" \
+		"packets=$((FWD_PACKETS / FWD_ROUNDS * FWD_ROUNDS)) runs=$FWD_RUNS rounds=$FWD_ROUNDS conds=$(echo $FWD_CONDS | tr ' ' ,)" \
+		"stats=$FWD_STATS" \
 		"merged=$merged cache=$cache object_size=$(fwd_attr object_size)" \
 		"objs_per_slab=$(fwd_attr objs_per_slab) order=$(fwd_attr order)" \
 		"min_partial=$(fwd_attr min_partial) cpu_partial=$(fwd_attr cpu_partial)" \
-		"sheaf_capacity=$(fwd_attr sheaf_capacity) args=$(echo "${FWD_ARGS:--}" | tr ' ' ,)"
+		"sheaf_capacity=$(fwd_attr sheaf_capacity) args=$(echo "${FWD_ARGS:--}" | tr ' ' ,)" \
+		"qlen=${FWD_QLEN:-1000}"
+	if [ -n "${FWD_QLEN:-}" ] && ! busybox ip link set fwdnic1 qlen "$FWD_QLEN"; then
+		fwd_out "error qlen $FWD_QLEN refused"
+	fi
 	for path in $FWD_PATHS; do
 		if ! { echo "$path" >"$fwd_params"/tx_free && fwd_run "$FWD_PACKETS"; }; then
 			fwd_out "error warm-up $path: $fwd_result"
@@ -126,12 +173,7 @@ if fwd_setup "$FWD_MODULE" $FWD_ARGS; then
 		fwd_tune "$cond"
 		rep=1
 		while [ $rep -le "$FWD_RUNS" ]; do
-			# The paths in an order that rotates by one from one repetition to the next.
-			# shellcheck disable=SC2086 # FWD_PATHS: a list of words
-			order=$(fwd_rotate $(((rep - 1) % 3)) $FWD_PATHS)
-			for path in $order; do
-				fwd_measure "$cond" "$rep" "$path"
-			done
+			fwd_repetition "$cond" $rep
 			rep=$((rep + 1))
 		done
 		fwd_untune "$cond"
