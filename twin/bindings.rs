@@ -34,8 +34,8 @@ use std::sync::Mutex;
 // The CPU, context and per-CPU functions (`twin/cpu.rs`).
 pub use crate::cpu::{
     free_percpu, in_serving_softirq, irqs_disabled, local_bh_disable, local_bh_enable,
-    next_possible_cpu, num_online_cpus, pcpu_alloc_noprof, per_cpu_ptr, raw_smp_processor_id,
-    this_cpu_ptr,
+    next_possible_cpu, num_online_cpus, pcpu_alloc_noprof, per_cpu_ptr, qmempool_bh_enter,
+    qmempool_bh_exit, raw_smp_processor_id, this_cpu_ptr,
 };
 
 pub type gfp_t = c_uint;

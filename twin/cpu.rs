@@ -122,6 +122,48 @@ pub unsafe fn local_bh_enable() {
     }
 }
 
+/// `_local_bh_enable()`: re-enables bottom halves with IRQs disabled, running no softirq.
+pub unsafe fn _local_bh_enable() {
+    assert!(
+        HARDIRQ.with(Cell::get),
+        "_local_bh_enable() with IRQs enabled"
+    );
+    let n = BH.with(Cell::get);
+    assert!(n > 0, "_local_bh_enable() without local_bh_disable()");
+    BH.with(|b| b.set(n - 1));
+    if !holds() {
+        release(CPU.with(Cell::get));
+    }
+}
+
+/// The kernel helper that makes a qmempool guard: -1 with IRQs disabled, 0 in a softirq, 1
+/// after disabling bottom halves (`rust/helpers/qmempool.c`).
+pub unsafe fn qmempool_bh_enter() -> c_int {
+    // SAFETY: Stand-ins with no precondition but the ones checked inside.
+    unsafe {
+        if irqs_disabled() {
+            -1
+        } else if in_serving_softirq() {
+            0
+        } else {
+            local_bh_disable();
+            1
+        }
+    }
+}
+
+/// The kernel helper that ends a guard that disabled bottom halves.
+pub unsafe fn qmempool_bh_exit() {
+    // SAFETY: As above.
+    unsafe {
+        if irqs_disabled() {
+            _local_bh_enable();
+        } else {
+            local_bh_enable();
+        }
+    }
+}
+
 /// Runs `f` on CPU `cpu` (task context), then moves back.
 pub fn on_cpu<R>(cpu: u32, f: impl FnOnce() -> R) -> R {
     assert!(cpu < NR_CPUS);

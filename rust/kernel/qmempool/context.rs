@@ -40,8 +40,9 @@ impl BhGuard {
     /// that refill and drain a pool are not allowed). Not for NMI context, where the slab
     /// allocator may not be used either.
     ///
-    /// In a softirq it costs two reads; elsewhere, `local_bh_disable()` and, on drop,
-    /// `local_bh_enable()` (which runs the softirqs raised meanwhile).
+    /// One call into C, which decides the context: in a softirq it costs two reads; elsewhere it
+    /// is `local_bh_disable()`, and on drop `local_bh_enable()` (which runs the softirqs raised
+    /// meanwhile).
     ///
     /// # Examples
     ///
@@ -54,27 +55,23 @@ impl BhGuard {
     /// ```
     #[inline]
     pub fn new() -> Option<Self> {
-        // SAFETY: `irqs_disabled` only reads the CPU's interrupt flag.
-        if unsafe { bindings::irqs_disabled() } {
-            return None;
-        }
-        // SAFETY: `in_serving_softirq` only reads this context's softirq count.
-        if unsafe { bindings::in_serving_softirq() } {
+        // SAFETY: The helper reads the IRQ flag and the softirq count, and disables bottom halves
+        // only where IRQs are enabled and no softirq is being served (it returns 1 then); the
+        // matching enable is in `drop`, on the same CPU (the guard is `!Send` and the task cannot
+        // migrate meanwhile).
+        match unsafe { bindings::qmempool_bh_enter() } {
+            // INVARIANT: IRQs are enabled, and bottom halves are now disabled by the guard.
+            1 => Some(Self {
+                bh: true,
+                _not_send: PhantomData,
+            }),
             // INVARIANT: IRQs are enabled, and a softirq runs with bottom halves disabled.
-            return Some(Self {
+            0 => Some(Self {
                 bh: false,
                 _not_send: PhantomData,
-            });
+            }),
+            _ => None,
         }
-        // SAFETY: IRQs are enabled, so bottom halves may be disabled here; the matching
-        // `local_bh_enable` is in `drop`, on the same CPU (the guard is `!Send` and the task
-        // cannot migrate meanwhile).
-        unsafe { bindings::local_bh_disable() };
-        // INVARIANT: IRQs were enabled; bottom halves are now disabled by the guard.
-        Some(Self {
-            bh: true,
-            _not_send: PhantomData,
-        })
     }
 
     /// Returns the CPU the guard's section runs on.
@@ -86,13 +83,20 @@ impl BhGuard {
     }
 }
 
+/// Ends the section: re-enables bottom halves if the guard disabled them.
+///
+/// A guard may be dropped inside a section that disabled IRQs after it was made (nothing in
+/// the types prevents it); `local_bh_enable()` must not run there, so bottom halves are then
+/// re-enabled without running the softirqs raised meanwhile (`_local_bh_enable()`), which run
+/// at the next interrupt's exit.
 impl Drop for BhGuard {
     #[inline]
     fn drop(&mut self) {
         if self.bh {
             // SAFETY: The guard disabled bottom halves on this CPU (type invariant) and
-            // re-enables them once, here, in the same context.
-            unsafe { bindings::local_bh_enable() };
+            // re-enables them once, here, in the same task; the helper picks the call that the
+            // current IRQ state allows.
+            unsafe { bindings::qmempool_bh_exit() };
         }
     }
 }

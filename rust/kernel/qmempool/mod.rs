@@ -48,7 +48,8 @@
 //! The types enforce what they can: the per-CPU operations take a `&BhGuard`, which only
 //! [`BhGuard::new`] makes, and which cannot be sent to another CPU. They cannot stop code from
 //! disabling IRQs while it holds a guard (then refills and drains would call the bulk slab
-//! functions with IRQs disabled; lockdep reports it, as for [`kernel::slab_bulk`]).
+//! functions with IRQs disabled; lockdep reports it, as for [`kernel::slab_bulk`]); dropping
+//! the guard there is allowed (bottom halves are re-enabled without running softirqs).
 //!
 //! The pool never sleeps: its refills run with bottom halves disabled, so the GFP flags of an
 //! allocation are reduced to their non-sleeping part (no direct reclaim), and `GFP_ATOMIC` or

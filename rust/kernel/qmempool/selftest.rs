@@ -73,6 +73,7 @@ macro_rules! selftests {
             freed_on_other_cpu,
             softirq_and_task,
             irqs_off_fall_back,
+            guard_ends_with_irqs_off,
             foreign_pool_object,
             every_drop_path,
             drop_returns_everything,
@@ -301,6 +302,34 @@ pub(crate) fn softirq_and_task() {
     });
     check!(in_use(&cache) == held(&pool));
     drop((from_task, from_softirq));
+    drop(pool);
+    check!(in_use(&cache) == 0);
+}
+
+/// A guard made with IRQs enabled may be dropped after IRQs were disabled: bottom halves are
+/// enabled again all the same (a guard can be made afterwards, and the pool used under it).
+pub(crate) fn guard_ends_with_irqs_off() {
+    let Some(cache) = cache::<u64>() else {
+        return;
+    };
+    let Ok(pool) = Small::<u64>::new(&cache) else {
+        check!(false);
+        return;
+    };
+    on_cpu(0, &mut || {
+        let mut guard = BhGuard::new();
+        check!(guard.is_some());
+        irqs_off(&mut || drop(guard.take()));
+        // Bottom halves are enabled again: another task-context guard nests nothing.
+        let Some(guard) = BhGuard::new() else {
+            check!(false);
+            return;
+        };
+        match pool.alloc_in(&guard, 7, GFP_ATOMIC) {
+            Ok(obj) => pool.free_in(&guard, obj),
+            Err(_) => check!(false),
+        }
+    });
     drop(pool);
     check!(in_use(&cache) == 0);
 }
