@@ -111,11 +111,13 @@ LAYOUT = {
     },
     "qmempool": {
         "title": "qmempool: 256-byte objects, one alloc+free per object; bulk = objects outstanding",
-        "variants": ["pool", "pool_bh", "c_qmempool", "c_qmempool_bh", "cache_single",
+        "variants": ["pool", "pool_bh", "c_qmempool", "c_qmempool_bh", "objpool", "cache_single",
                      "cache_bulk", "sheaf_single", "sheaf_prefill"],
         "ratios": [
             ("pool", "c_qmempool", "pool ours/C (BH per call)"),
             ("pool_bh", "c_qmempool_bh", "pool ours/C (BH for the run)"),
+            ("objpool", "pool", "objpool/pool (BH per call)"),
+            ("objpool", "pool_bh", "objpool/pool (BH for the run)"),
             ("cache_single", "pool", "cache single/pool (BH per call)"),
             ("cache_single", "pool_bh", "cache single/pool (BH for the run)"),
             ("sheaf_single", "pool_bh", "sheaf single/pool (BH for the run)"),
@@ -127,7 +129,9 @@ LAYOUT = {
             "qmempool_alloc()/qmempool_free() outside softirq), pool_bh and c_qmempool_bh once "
             "for the whole timed loop (the cost of the pool itself, as in softirq); "
             "cache_single is kmem_cache_alloc/free, cache_bulk one bulk alloc and one bulk free "
-            "of the n outstanding objects; sheaf_single (7.x only) is kmem_cache_alloc/free on a cache created "
+            "of the n outstanding objects; objpool is the kernel's lib/objpool.c (objpool_pop, "
+            "objpool_push, IRQs saved and restored in each: in UML, calls into its signal emulation), "
+            "preallocated with max(n, 32) objects per possible CPU; sheaf_single (7.x only) is kmem_cache_alloc/free on a cache created "
             "with sheaf_capacity = the pool's per-CPU size, sheaf_prefill (7.x only) the same cache "
             "through the prefilled-sheaf API (kmem_cache_refill_sheaf to n objects, n "
             "kmem_cache_alloc_from_sheaf, n kmem_cache_free; built-in C, as the API is not exported).",

@@ -360,8 +360,8 @@ kernel_qemu_tests() {
 			# 10 variants x 2 sizes x 1 run (the C reference's self-checks fail the load with a
 			# FAIL line).
 			bench_smoke alf_queue rust_alf_queue_bench 20
-		# 6 variants (8 from 7.0 on: sheaf_single and sheaf_prefill) x 2 patterns x 1 run.
-		bench_smoke qmempool rust_qmempool_bench "$([ "${KVER%%.*}" -ge 7 ] && echo 16 || echo 12)"
+		# 7 variants (9 from 7.0 on: sheaf_single and sheaf_prefill) x 2 patterns x 1 run.
+		bench_smoke qmempool rust_qmempool_bench "$([ "${KVER%%.*}" -ge 7 ] && echo 18 || echo 14)"
 		bench_smoke skb_free rust_skb_free_bench 16 # 4 variants x 2 sizes x 2 runs
 		# The skb free paths, each skb released exactly once (a counting destructor), the skb
 		# head cache back to its count; then igb's TX cleanup through the shim under pktgen,

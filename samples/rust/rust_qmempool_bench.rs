@@ -17,6 +17,10 @@
 //! - `c_qmempool`, `c_qmempool_bh`: the same two ways through the C reference (in
 //!   `rust_qmempool_bench_c.c`, timed loop included): the C original's algorithm, same queue
 //!   sizes and bulk, on the same cache;
+//! - `objpool`: the kernel's own per-CPU pool (`lib/objpool.c`): `objpool_pop()` and
+//!   `objpool_push()`, which save and restore IRQs around each call (in C, timed loop included).
+//!   objpool preallocates its objects and never grows, so each timed run creates one holding
+//!   `max(n, 32)` objects per possible CPU (32: the pool's local queue), of the same 256 bytes;
 //! - `cache_single`: [`Cache::alloc_uninit`] and dropping the `Obj` (`kmem_cache_alloc` and
 //!   `kmem_cache_free`);
 //! - `cache_bulk`: [`ObjBatch::alloc`] and [`ObjBatch::free`] of `n` objects (one
@@ -87,6 +91,7 @@ enum Variant {
     PoolBh,
     CQmempool,
     CQmempoolBh,
+    Objpool,
     CacheSingle,
     CacheBulk,
     #[cfg(kernel_ge_7_0)]
@@ -98,20 +103,22 @@ enum Variant {
 impl Variant {
     /// Every way, in the order the first repetition runs them.
     #[cfg(not(kernel_ge_7_0))]
-    const ALL: [Variant; 6] = [
+    const ALL: [Variant; 7] = [
         Variant::Pool,
         Variant::PoolBh,
         Variant::CQmempool,
         Variant::CQmempoolBh,
+        Variant::Objpool,
         Variant::CacheSingle,
         Variant::CacheBulk,
     ];
     #[cfg(kernel_ge_7_0)]
-    const ALL: [Variant; 8] = [
+    const ALL: [Variant; 9] = [
         Variant::Pool,
         Variant::PoolBh,
         Variant::CQmempool,
         Variant::CQmempoolBh,
+        Variant::Objpool,
         Variant::CacheSingle,
         Variant::CacheBulk,
         Variant::SheafSingle,
@@ -125,6 +132,7 @@ impl Variant {
             Variant::PoolBh => "pool_bh",
             Variant::CQmempool => "c_qmempool",
             Variant::CQmempoolBh => "c_qmempool_bh",
+            Variant::Objpool => "objpool",
             Variant::CacheSingle => "cache_single",
             Variant::CacheBulk => "cache_bulk",
             #[cfg(kernel_ge_7_0)]
@@ -149,6 +157,14 @@ extern "C" {
         n: c_int,
         loops: c_ulong,
         bh_held: bool,
+    ) -> c_ulong;
+    fn rust_qmempool_bench_objpool_new(objs_per_cpu: c_int, object_size: c_int) -> *mut c_void;
+    fn rust_qmempool_bench_objpool_free(head: *mut c_void);
+    fn rust_qmempool_bench_objpool_run(
+        head: *mut c_void,
+        objs: *mut *mut c_void,
+        n: c_int,
+        loops: c_ulong,
     ) -> c_ulong;
     #[cfg(kernel_ge_7_0)]
     fn rust_qmempool_bench_sheaf_run(
@@ -190,6 +206,35 @@ impl Drop for CPool {
     fn drop(&mut self) {
         // SAFETY: Live by the type invariant, freed once, here, in process context.
         unsafe { rust_qmempool_bench_cpool_free(self.0) };
+    }
+}
+
+/// The kernel's objpool with `per_cpu` preallocated `Object`s per possible CPU, freed on drop.
+///
+/// # Invariants
+///
+/// `ptr` was made by `rust_qmempool_bench_objpool_new` and is not freed yet; every object
+/// popped from it has been pushed back whenever `&mut self` or `self` is available.
+struct ObjPool(*mut c_void);
+
+impl ObjPool {
+    fn new(per_cpu: usize) -> Result<Self> {
+        // SAFETY: Process context, where the constructor may allocate with `GFP_KERNEL`.
+        let ptr = unsafe {
+            rust_qmempool_bench_objpool_new(per_cpu as c_int, mem::size_of::<Object>() as c_int)
+        };
+        if ptr.is_null() {
+            return Err(ENOMEM);
+        }
+        // INVARIANT: a new pool, nothing popped.
+        Ok(Self(ptr))
+    }
+}
+
+impl Drop for ObjPool {
+    fn drop(&mut self) {
+        // SAFETY: Live by the type invariant, with every object back; freed once, here.
+        unsafe { rust_qmempool_bench_objpool_free(self.0) };
     }
 }
 
@@ -347,6 +392,21 @@ fn c_pool(pool: &CPool, objs: &mut [*mut c_void], loops: usize, bh: bool) -> usi
     done as usize
 }
 
+/// `objpool`: the timed loop is C's, which pushes back every object it popped.
+#[inline(never)]
+fn objpool(pool: &mut ObjPool, objs: &mut [*mut c_void], loops: usize) -> usize {
+    // SAFETY: The pool is live (type invariant); `objs` has room for its length; any context.
+    let done = unsafe {
+        rust_qmempool_bench_objpool_run(
+            pool.0,
+            objs.as_mut_ptr(),
+            objs.len() as c_int,
+            loops as c_ulong,
+        )
+    };
+    done as usize
+}
+
 /// Times `loops` rounds of `n` objects allocated and freed one at a time in `cache`, counting
 /// them in `done`: `cache_single` and `sheaf_single`.
 fn time_single(
@@ -401,6 +461,14 @@ impl Setting {
                 bench::pause();
                 let bh = matches!(variant, Variant::CQmempoolBh);
                 bench::time((n * loops) as u64, || done = c_pool(&p, objs, loops, bh))
+            }
+            Variant::Objpool => {
+                // As many objects as the pool's local queue holds, or as are outstanding, on
+                // every possible CPU.
+                let mut p = ObjPool::new(n.max(LOCAL_DEFAULT))?;
+                let objs = &mut self.raw[..n];
+                bench::pause();
+                bench::time((n * loops) as u64, || done = objpool(&mut p, objs, loops))
             }
             #[cfg(kernel_ge_7_0)]
             Variant::SheafPrefill => {

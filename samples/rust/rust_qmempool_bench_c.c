@@ -30,6 +30,7 @@
 #include <linux/cpumask.h>
 #include <linux/log2.h>
 #include <linux/minmax.h>
+#include <linux/objpool.h>
 #include <linux/overflow.h>
 #include <linux/percpu.h>
 #include <linux/preempt.h>
@@ -358,5 +359,59 @@ out:
 	while (i--)
 		cpool_free(pool, objs[i]);
 	cpool_exit(state);
+	return done;
+}
+
+/*
+ * The kernel's own per-CPU object pool (lib/objpool.c, since 6.7): per-CPU
+ * rings of objects preallocated with the pool, IRQs saved and restored around
+ * each pop and push; a pop tries this CPU's ring, then the others'.  It never
+ * allocates after objpool_init(): an empty pool returns NULL.
+ */
+struct objpool_head *rust_qmempool_bench_objpool_new(int objs_per_cpu,
+						     int object_size)
+{
+	struct objpool_head *head = kzalloc(sizeof(*head), GFP_KERNEL);
+
+	if (!head)
+		return NULL;
+	if (objpool_init(head, objs_per_cpu * num_possible_cpus(), object_size,
+			 GFP_KERNEL, NULL, NULL, NULL)) {
+		kfree(head);
+		return NULL;
+	}
+	return head;
+}
+
+/* Every object must have been pushed back: objpool_fini() frees the pool. */
+void rust_qmempool_bench_objpool_free(struct objpool_head *head)
+{
+	objpool_fini(head);
+	kfree(head);
+}
+
+unsigned long rust_qmempool_bench_objpool_run(struct objpool_head *head,
+					      void **objs, int n,
+					      unsigned long loops)
+{
+	unsigned long done = 0;
+	unsigned long l;
+	int i;
+
+	for (l = 0; l < loops; l++) {
+		for (i = 0; i < n; i++) {
+			objs[i] = objpool_pop(head);
+			if (unlikely(!objs[i]))
+				goto out;
+		}
+		barrier();
+		for (i = 0; i < n; i++)
+			objpool_push(objs[i], head);
+		done += n;
+	}
+	return done;
+out:
+	while (i--)
+		objpool_push(objs[i], head);
 	return done;
 }

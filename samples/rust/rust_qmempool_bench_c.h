@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * The C side of rust_qmempool_bench: a C reference of prototype-kernel's
- * qmempool and its timed loop (rust_qmempool_bench_c.c, in the module), and
+ * qmempool and its timed loop and the timed loop of the kernel's objpool
+ * (rust_qmempool_bench_c.c, in the module), and
  * on 7.x the prefilled-sheaf loop (rust_qmempool_bench_sheaf.c, built in),
  * called from rust_qmempool_bench.rs (which declares these functions again
  * in Rust).
@@ -12,6 +13,7 @@
 #include <linux/types.h>
 
 struct kmem_cache;
+struct objpool_head;
 struct rust_qmempool_bench_cpool;
 
 struct rust_qmempool_bench_cpool *
@@ -22,6 +24,12 @@ unsigned long
 rust_qmempool_bench_cpool_run(struct rust_qmempool_bench_cpool *pool,
 			      void **objs, int n, unsigned long loops,
 			      bool bh_held);
+struct objpool_head *rust_qmempool_bench_objpool_new(int objs_per_cpu,
+						     int object_size);
+void rust_qmempool_bench_objpool_free(struct objpool_head *head);
+unsigned long rust_qmempool_bench_objpool_run(struct objpool_head *head,
+					      void **objs, int n,
+					      unsigned long loops);
 unsigned long rust_qmempool_bench_sheaf_run(struct kmem_cache *s, void **objs,
 					    int n, unsigned long loops);
 
