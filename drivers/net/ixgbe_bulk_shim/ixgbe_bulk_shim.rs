@@ -43,12 +43,15 @@ mod skb;
 
 use batch::ShimBatch;
 use core::ffi::c_int;
+use core::sync::atomic::{AtomicBool, Ordering};
 use kernel::bindings;
 use skb::DoneSkb;
 
 extern "C" {
-    /// The run-time switch, `ixgbe_bulk_shim.enable`: a C `bool` in `ixgbe_bulk_shim_syms.c`.
-    static ixgbe_bulk_shim_enable: bool;
+    /// The run-time switch, `ixgbe_bulk_shim.enable`: a C `bool` in `ixgbe_bulk_shim_syms.c`,
+    /// which sysfs writes at any time, so interior-mutable here (`AtomicBool` has `bool`'s size,
+    /// alignment and valid values).
+    static ixgbe_bulk_shim_enable: AtomicBool;
 }
 
 /// Whether a cleanup starting now frees in bulk: `ixgbe_bulk_shim.enable`, read once.
@@ -56,9 +59,10 @@ extern "C" {
 fn bulk_enabled() -> bool {
     // SAFETY: `ixgbe_bulk_shim_enable` is a C `bool` defined in `ixgbe_bulk_shim_syms.c`, valid
     // and aligned for the kernel's lifetime, holding 0 or 1 (only `param_set_bool()` writes it,
-    // with a `bool` store). sysfs may write it at any time: the load is volatile, the
-    // `READ_ONCE()` of C, and the value read is used for the whole cleanup.
-    unsafe { core::ptr::read_volatile(core::ptr::addr_of!(ixgbe_bulk_shim_enable)) }
+    // with a `bool` store, the only access besides this load).
+    let switch = unsafe { &ixgbe_bulk_shim_enable };
+    // A relaxed load is C's `READ_ONCE()`; the value read is used for the whole cleanup.
+    switch.load(Ordering::Relaxed)
 }
 
 /// Starts an empty batch in `b` for a TX cleanup given the NAPI budget `budget`.

@@ -39,8 +39,8 @@ EXPORT_SYMBOL_GPL(ixgbe_bulk_shim_flush);
  * Y (the default): completed TX skbs are gathered and freed in bulk.  N: each
  * one is freed at once with napi_consume_skb() and the cleanup's budget, as
  * the drivers do without the shim.  ixgbe_bulk_shim_init() reads it once per
- * cleanup, with a volatile load (READ_ONCE()), so a cleanup never mixes the
- * two; a change applies from the next cleanup on.
+ * cleanup, with a relaxed atomic load (READ_ONCE()), so a cleanup never mixes
+ * the two; a change applies from the next cleanup on.
  */
 bool ixgbe_bulk_shim_enable __read_mostly = true;
 module_param_named(enable, ixgbe_bulk_shim_enable, bool, 0644);
