@@ -3,7 +3,8 @@
 # "N passed, N failed" and a non-zero exit status if anything failed.
 #
 #   1. cargo (USERSPACE=0 skips it): the userspace twin and alf_queue (unit tests, doctests,
-#      compile-fail doctests, stress tests), then the loom model tests, the same tests under Miri (scripts/miri.sh),
+#      compile-fail doctests, stress tests), the compile-fail doctests again under nightly
+#      rustdoc (which checks their error codes), then the loom model tests, the same tests under Miri (scripts/miri.sh),
 #      and a short run of the model-based fuzzer (make fuzz runs 10^7 executions);
 #   2. KUnit on UML through kunit.py (the test kernel: KASAN, kmemleak, lockdep, failslab):
 #      the Rust doctests of the `kernel` crate, ours included, and the project's suites;
@@ -17,6 +18,7 @@
 # Steps 2-4 run for each kernel of KERNELS (6.12 and 7.3 by default), each line of the summary
 # tagged with its kernel.  Each step's log is under $CACHE_DIR/test-logs (<version>/ for a
 # kernel's).
+# shellcheck source=lib.sh
 . "$(dirname "$0")/lib.sh"
 # The orchestrator must reach its summary whatever a step finds: every failure is counted
 # explicitly below, none may end the script.
@@ -192,6 +194,11 @@ wait_lane() {
 userspace_steps() {
 	export CARGO_TERM_COLOR=never
 	cargo_step "cargo test (twin, alf_queue)" "$logs/cargo.log" cargo test --workspace --release --no-fail-fast
+	# Stable rustdoc runs a compile_fail doctest without checking its error code; nightly's
+	# checks it, so that an example failing for another reason (a typo) does not pass.
+	cargo_step "compile-fail doctests, error codes checked (nightly rustdoc)" "$logs/compile_fail.log" \
+		env CARGO_TARGET_DIR="$PROJECT/target/nightly-doc" \
+		cargo +nightly test --doc -p kernel --no-fail-fast -- compile_fail
 	cargo_step "loom (alf_queue)" "$logs/loom.log" \
 		env RUSTFLAGS="--cfg loom" CARGO_TARGET_DIR="$PROJECT/target/loom" \
 		cargo test -p alf_queue --release --test loom --no-fail-fast
@@ -395,7 +402,7 @@ each_kernel() {
 each_kernel kernel_uml_tests
 wait "$lane_pid"
 each_kernel kernel_qemu_tests
-tag= group=0
+tag='' group=0
 if [ -n "$userspace_pid" ]; then
 	wait "$userspace_pid"
 	if read -r p f <"$logs/userspace.counts"; then
