@@ -25,13 +25,15 @@
 #   FWD_RUNS             its repetitions per condition (5; 3-99)
 #   FWD_STATS_RUNS       its repetitions in the boots that count slab events (2; 1-99)
 #   BENCH_FWD            1 (default) runs the forwarding benchmark, 0 leaves it out
+# shellcheck source=lib.sh
 . "$(dirname "$0")/lib.sh"
 
 # check_range NAME MIN MAX: NAME's value must be an integer from MIN to MAX.
 check_range() {
 	local v=${!1}
-	[[ $v =~ ^[0-9]+$ ]] && [ "$v" -ge "$2" ] && [ "$v" -le "$3" ] ||
+	if ! [[ $v =~ ^[0-9]+$ ]] || [ "$v" -lt "$2" ] || [ "$v" -gt "$3" ]; then
 		die "$1=$v: an integer from $2 to $3"
+	fi
 }
 FWD_PACKETS=${FWD_PACKETS:-8000000}
 FWD_ROUNDS=${FWD_ROUNDS:-16}
@@ -122,7 +124,7 @@ uml_module_args() {
 # with its parameters, and collects the tables of all boots as WHERE
 # (results/<bench>-WHERE-<version>).
 uml_bench() {
-	local kind=$1 where=$2 cpu=$3 desc=$4 m args mods=() b logf logs= t0
+	local kind=$1 where=$2 cpu=$3 desc=$4 m args mods=() b logf logs='' t0
 	local plan=$runs/bench-$where-plan-$KVER.sh
 	shift 4
 	while [ $# -gt 0 ] && [ "$1" != -- ]; do
@@ -258,6 +260,6 @@ done
 # The kernels side by side (from the staged tables), then everything into results/ at once.
 krun python3 "$G_PROJECT/scripts/collect.py" --compare "$G_CACHE/run/results"
 cp "$stage"/* "$PROJECT/results/"
-log "results/: $(cd "$stage" && ls | tr '\n' ' ')"
+log "results/: $(cd "$stage" && printf '%s ' *)"
 # Last, every target of the benchmarks against this run, on this host.
 krun python3 "$G_PROJECT/scripts/targets.py" "$G_CACHE/run/results"

@@ -6,8 +6,11 @@
 #   - rustdoc: cargo doc on the userspace workspace and the kernel's 'make rustdoc', without a
 #     warning in the project's docs;
 #   - checkpatch.pl --strict on each kernel's patch series (patches/<version>/) and on the
-#     samples' C files.
+#     samples' C files;
+#   - shellcheck (Debian's) on every script, and on every guest plan as the host assembles it
+#     from scripts/guest/ (the fragments that share functions and variables, in one file).
 # The kernel gates run on each kernel of KERNELS.
+# shellcheck source=lib.sh
 . "$(dirname "$0")/lib.sh"
 
 fail=0
@@ -18,6 +21,23 @@ gate() {
 	if "$@"; then log "$name: ok"; else log "$name: FAILED"; fail=1; fi
 }
 
+# The guest plans the host assembles, each a list of fragments of scripts/guest/ in plan order.
+GUEST_PLANS=("skb_heads shim_pktgen" "skb_heads fwd_lib fwd_test" "skb_heads fwd_lib fwd_bench")
+# shellcheck disable=SC2317 # called through gate
+shellcheck_all() {
+	local ok=0 plan f
+	command -v shellcheck >/dev/null || { echo "no shellcheck: apt-get install shellcheck" >&2; return 1; }
+	(cd "$PROJECT" && shellcheck -x scripts/*.sh scripts/guest/init.sh .ci/run rust/alf_queue/check.sh) || ok=1
+	for plan in "${GUEST_PLANS[@]}"; do
+		for f in $plan; do cat "$PROJECT/scripts/guest/$f.sh"; done | shellcheck -s sh - || {
+			echo "  (in the plan: $plan)" >&2
+			ok=1
+		}
+	done
+	return "$ok"
+}
+
+gate "shellcheck" shellcheck_all
 gate "cargo fmt --check" cargo fmt --manifest-path "$PROJECT/Cargo.toml" --all --check
 gate "cargo clippy" cargo clippy --manifest-path "$PROJECT/Cargo.toml" --workspace --all-targets \
 	--release -- -D warnings
@@ -25,6 +45,7 @@ gate "cargo doc" env RUSTDOCFLAGS="-D warnings" cargo doc --manifest-path "$PROJ
 	--workspace --no-deps -q
 # CLIPPY=1 rebuilds the Rust objects through clippy-driver; a warning in the project's code is
 # a failure here, one in the kernel's own code is listed (clippy_ours.py tells them apart).
+# shellcheck disable=SC2317 # called through gate
 clippy_kernel() {
 	local kind=$1 arch=$2 out
 	# A warning is printed when its crate is compiled: the project's crates are compiled
@@ -37,6 +58,7 @@ clippy_kernel() {
 # rustdoc: the kernel crate's documentation, as upstream's `make rustdoc` builds it (the
 # target always reruns rustdoc); a warning in the project's docs, such as a broken intra-doc
 # link, is a failure, as for clippy.
+# shellcheck disable=SC2317 # called through gate
 rustdoc_kernel() {
 	local out
 	out=$(krun make -C "$G_TREE" O="$G_BUILD/x86-smp" ARCH=x86_64 LLVM="$LLVM" -j"$(nproc)" \
@@ -50,8 +72,10 @@ for k in $KERNELS; do
 	gate "$KVER kernel clippy (x86_64: samples, slab_bulk, alf_queue)" clippy_kernel x86-smp x86_64
 	gate "$KVER kernel clippy (UML test: the fault-injection selftests)" clippy_kernel um-test um
 	gate "$KVER kernel rustdoc (the kernel crate's documentation)" rustdoc_kernel
+	series=()
+	for p in "$PROJECT/patches/$KVER"/*.patch; do series+=("$G_PROJECT/patches/$KVER/${p##*/}"); done
 	gate "$KVER checkpatch.pl --strict patches/$KVER" krun perl "$G_TREE/scripts/checkpatch.pl" \
-		--no-tree --strict $(cd "$PROJECT" && printf "$G_PROJECT/%s " "patches/$KVER"/*.patch)
+		--no-tree --strict "${series[@]}"
 done
 for f in "$PROJECT"/samples/rust/*.[ch]; do
 	gate "checkpatch.pl samples/rust/${f##*/}" krun perl "$G_TREE/scripts/checkpatch.pl" \

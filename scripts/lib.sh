@@ -1,5 +1,6 @@
-# Shared settings and helpers for the project's scripts.  Sourced, not run.
-# shellcheck shell=bash
+# Shared settings and helpers for the project's scripts.  Sourced, not run: its variables are
+# for the scripts that source it.
+# shellcheck shell=bash disable=SC2034
 
 set -euo pipefail
 
@@ -71,6 +72,7 @@ if [ -n "${KDIR:-}" ]; then
 	# KDIR is one kernel: its version picks the series.
 	KERNELS=$(sed -n 's/^VERSION = //p; s/^PATCHLEVEL = //p' "$KDIR/Makefile" | paste -sd.)
 	G_PROJECT=$PROJECT G_CACHE=$CACHE_DIR
+	# shellcheck disable=SC2086 # RFL_TASKSET: a command and its arguments, or nothing
 	krun() { env TMPDIR="${TMPDIR:-/tmp}" ${RFL_TASKSET:-} "$@"; }
 else
 	G_PROJECT=/project G_CACHE=/cache

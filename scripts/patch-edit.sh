@@ -7,6 +7,7 @@
 #                                        commits there (git commit -s)
 #   scripts/patch-edit.sh save VERSION   write the commits back to patches/<version>/
 #                                        (git format-patch) and run checkpatch.pl --strict
+# shellcheck source=lib.sh
 . "$(dirname "$0")/lib.sh"
 
 cmd=${1:-} ver=${2:-}

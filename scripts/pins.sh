@@ -1,7 +1,7 @@
 # The toolchain root's packages (Debian 13, trixie; linux-source-7.3 comes from trixie-backports,
 # which the root also lists).  Changing a line here re-provisions the root on the next
 # 'make toolchain'.
-# shellcheck shell=bash
+# shellcheck shell=bash disable=SC2034 # its lists are for the scripts that source it
 
 # Pinned to the version: what builds, runs and measures the kernels.  When Debian's index has
 # moved on from a pinned version (a point release, a new backport), scripts/toolchain.sh fetches

@@ -4,6 +4,7 @@
 # project's modules and scripts/guest/init.sh running PLAN; write the serial console to LOG.
 # In the plan, the modules are under /modules.
 # usage: qemu-run.sh VERSION PLAN LOG [KERNEL_ARG...]
+# shellcheck source=lib.sh
 . "$(dirname "$0")/lib.sh"
 
 use_kernel "$1"

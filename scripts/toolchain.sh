@@ -5,6 +5,7 @@
 # package list and is left alone while that hash matches.  Interrupt-safe: the
 # root is built in root.tmp and renamed only once verified, so a half-made
 # root is never mistaken for a finished one and is simply redone.
+# shellcheck source=lib.sh
 . "$(dirname "$0")/lib.sh"
 
 want=$(printf '%s\n' "$DEBIAN_SUITE" "${ROOT_PACKAGES[@]}" "${ROOT_TOOLS[@]}" | sha256sum | cut -c1-16)

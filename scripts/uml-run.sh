@@ -3,6 +3,7 @@
 # console output to LOG.  The root file system is the toolchain root over hostfs, where the
 # checkout is /project and the cache /cache (with KDIR=, the host's / and their real paths).
 # usage: uml-run.sh VERSION KIND PLAN LOG [KERNEL_ARG...]     (KIND: um-test or um-bench)
+# shellcheck source=lib.sh
 . "$(dirname "$0")/lib.sh"
 
 use_kernel "$1"

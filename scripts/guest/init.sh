@@ -33,16 +33,19 @@ unload() {
 # set make_it_fail (the project's fault-injection tests mark themselves).
 fault_tasks_setup() {
 	d=/sys/kernel/debug/fail_page_alloc
-	echo Y >$d/task-filter && echo 100 >$d/probability && echo 1 >$d/interval &&
-		echo -1 >$d/times && echo 0 >$d/space && echo 0 >$d/verbose &&
-		say "fail_page_alloc: task-filter set up" || say "fail_page_alloc: setup failed"
+	if echo Y >$d/task-filter && echo 100 >$d/probability && echo 1 >$d/interval &&
+		echo -1 >$d/times && echo 0 >$d/space && echo 0 >$d/verbose; then
+		say "fail_page_alloc: task-filter set up"
+	else
+		say "fail_page_alloc: setup failed"
+	fi
 }
 
 # kunit_rerun SUITE: run a built-in KUnit suite again (debugfs) and print its KTAP results.
 kunit_rerun() {
-	if echo 1 >/sys/kernel/debug/kunit/$1/run; then
+	if echo 1 >/sys/kernel/debug/kunit/"$1"/run; then
 		say "kunit results begin $1"
-		cat /sys/kernel/debug/kunit/$1/results >/dev/console
+		cat /sys/kernel/debug/kunit/"$1"/results >/dev/console
 		say "kunit results end $1"
 	else
 		say "kunit rerun failed $1"
@@ -70,6 +73,7 @@ kmemleak_report() {
 say "init up: $(uname -r) $(grep -c ^processor /proc/cpuinfo) cpu(s)"
 say "cpu $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//')"
 if [ -n "$rfl_plan" ] && [ -f "$rfl_plan" ]; then
+	# shellcheck source=/dev/null # the plan the host wrote: scripts/guest/*.sh and its own lines
 	. "$rfl_plan"
 else
 	say "no plan (rfl_plan=$rfl_plan)"

@@ -29,7 +29,7 @@ pg_dir=/proc/net/pktgen
 
 # pg_cmd FILE CMD: one pktgen command, pg_refused if refused.
 pg_cmd() {
-	echo "$2" >$pg_dir/$1 || pg_refused "pktgen '$2' > $1 refused: $(grep Result: $pg_dir/$1)"
+	echo "$2" >$pg_dir/"$1" || pg_refused "pktgen '$2' > $1 refused: $(grep Result: $pg_dir/"$1")"
 }
 
 # pg_link up|down: set the igb interface up or down; up waits for the carrier (pktgen sends
@@ -38,7 +38,7 @@ pg_link() {
 	busybox ip link set "$pg_dev" "$1" || pg_refused "ip link set $pg_dev $1 failed"
 	[ "$1" = up ] || return 0
 	n=0
-	while [ "$(cat /sys/class/net/$pg_dev/carrier 2>/dev/null)" != 1 ] && [ $n -lt 10 ]; do
+	while [ "$(cat /sys/class/net/"$pg_dev"/carrier 2>/dev/null)" != 1 ] && [ $n -lt 10 ]; do
 		sleep 1
 		n=$((n + 1))
 	done
@@ -48,8 +48,8 @@ pg_link() {
 # packets, every skb allocated ("clone_skb 0") and freed by the driver ("flag !SHARED").
 pg_setup() {
 	for c in $pg_cpus; do
-		pg_cmd kpktgend_$c rem_device_all
-		pg_cmd kpktgend_$c "add_device $pg_dev@$c"
+		pg_cmd kpktgend_"$c" rem_device_all
+		pg_cmd kpktgend_"$c" "add_device $pg_dev@$c"
 		for cmd in "count $1" "clone_skb 0" "flag !SHARED" "pkt_size 60" "delay 0" \
 			"dst 10.0.2.99" "dst_mac 52:54:00:12:34:99" \
 			"queue_map_min $c" "queue_map_max $c"; do
@@ -63,8 +63,8 @@ pg_setup() {
 pg_sent() {
 	pg_total=0 pg_rate=0
 	for c in $pg_cpus; do
-		s=$(sed -n 's/.*pkts-sofar: \([0-9]*\).*/\1/p' $pg_dir/$pg_dev@$c)
-		p=$(sed -n 's/^ *\([0-9]*\)pps .*/\1/p' $pg_dir/$pg_dev@$c)
+		s=$(sed -n 's/.*pkts-sofar: \([0-9]*\).*/\1/p' $pg_dir/"$pg_dev"@"$c")
+		p=$(sed -n 's/^ *\([0-9]*\)pps .*/\1/p' $pg_dir/"$pg_dev"@"$c")
 		pg_total=$((pg_total + ${s:-0}))
 		pg_rate=$((pg_rate + ${p:-0}))
 	done
@@ -101,12 +101,13 @@ if [ -z "$pg_dev" ]; then
 	echo "rfl_test: shim_pktgen full FAIL no igb interface" >/dev/console
 elif [ ! -d $pg_dir ]; then
 	echo "rfl_test: shim_pktgen full FAIL no pktgen (CONFIG_NET_PKTGEN)" >/dev/console
-elif [ ! -f $skb_head_slab/objects ]; then
+elif [ ! -f "$skb_head_slab"/objects ]; then
 	echo "rfl_test: shim_pktgen full FAIL no $skb_head_slab/objects (CONFIG_SLUB_DEBUG, SYSFS)" >/dev/console
 else
 	# A merged cache (a symlink to a :0000256-like directory) counts other users too.
-	[ -L $skb_head_slab ] && say "shim_pktgen: skbuff_head_cache is merged; boot with slab_nomerge"
+	[ -L "$skb_head_slab" ] && say "shim_pktgen: skbuff_head_cache is merged; boot with slab_nomerge"
 	grep -q ' __ixgbe_bulk_shim_add$' /proc/kallsyms 2>/dev/null && say "shim_pktgen: shim present"
+	# shellcheck disable=SC2086,SC2116 # the CPUs' numbers on one line
 	say "shim_pktgen: $pg_dev, cpus $(echo $pg_cpus)"
 	shim_base=$(skb_heads)
 	shim_slack=$(skb_slack)
