@@ -14,6 +14,7 @@
 # The .config is regenerated only when its inputs change, so a changed .rs file rebuilds
 # incrementally.
 # usage: kernel.sh VERSION KIND
+# shellcheck source=lib.sh
 . "$(dirname "$0")/lib.sh"
 use_kernel "${1:?usage: kernel.sh VERSION um-test|um-bench|um-bench-smp|um-stats|um-stats-smp|x86-smp}"
 kind=${2:?usage: kernel.sh VERSION um-test|um-bench|um-bench-smp|um-stats|um-stats-smp|x86-smp}

@@ -5,6 +5,7 @@
 # Overlay files are copied only when their content differs, so an unchanged file keeps its
 # mtime and the kernel build stays incremental.
 # usage: tree.sh VERSION      (6.12 or 7.3)
+# shellcheck source=lib.sh
 . "$(dirname "$0")/lib.sh"
 use_kernel "${1:?usage: tree.sh VERSION}"
 

@@ -28,7 +28,9 @@
  * back to slabs other than the CPU's current one.  rx_cpu and tx_cpu route
  * each port's interrupt to a CPU (an IPI raising the NAPI poll there), so
  * that RX and TX completion can run on different CPUs; they can be changed
- * between bursts, as an interrupt's smp_affinity can.
+ * between bursts, as an interrupt's smp_affinity can.  A TX port whose
+ * interrupt has a CPU of its own polls while a burst lasts instead of taking
+ * an IPI per tx_coalesce descriptors (fwdnic_tx_polling()).
  *
  * Control, in debugfs (fwdnic/): writing N to "run" sends a burst of N
  * frames into fwdnic0 and returns once fwdnic1 has completed N frames, or
