@@ -267,8 +267,9 @@ impl<T, const N: usize> Ring<T, N> {
     /// only when `k > 0`, after the copy: the owner of `src` gives up the `k` items there.
     ///
     /// `moved` runs before the commit, not after this returns, because that is where the batch
-    /// forms' bookkeeping compiles best: done after the commit, an SPSC bulk of two through a
-    /// `Batch` cost 2.18 cycles per operation in the kernel benchmark instead of 1.95.
+    /// forms' bookkeeping compiles best: after the commit, a small bulk through a `Batch` does
+    /// more work per operation (docs/benchmarks.md, "The copy of a bulk, and why it is written
+    /// as it is").
     ///
     /// # Safety
     ///

@@ -31,11 +31,10 @@ use core::{cell::UnsafeCell, ptr};
 /// that costs a small bulk more than its copy. A bulk of four to seven takes its four without
 /// the loop.
 ///
-/// Chunks of four, as the C original copies, and not eight: in the kernel benchmark (UML,
-/// both kernels) chunks of eight made a bulk of 16 cost 2.9 (SPSC) and 3.2 (MPMC) times the C
-/// original's, against 0.96-1.03 with chunks of four, and a bulk of one or two 1.39-1.40
-/// times (SPSC) against 1.00-1.12: with the loop of eight, the compiler kept the batch's
-/// length and the index on the stack, stored and reloaded on every round.
+/// Chunks of four, as the C original copies, and not eight: with a loop of eight the compiler
+/// keeps the batch's length and the index on the stack, stored and reloaded on every round,
+/// and the small bulks and the bulk of 16 cost more than the C original's (docs/benchmarks.md,
+/// "The copy of a bulk, and why it is written as it is").
 ///
 /// # Safety
 ///
@@ -75,10 +74,9 @@ unsafe fn copy_items<T>(src: *const T, dst: *mut T, n: usize) {
 /// call to `memcpy`. Being an inline assembly statement, which LLVM counts as a call, it also
 /// keeps LLVM from unrolling the loop (it does not runtime-unroll a loop that makes a call).
 /// Unrolled, the loop's set-up values (the trip counts of the unrolled body and of its
-/// remainder) took registers across the whole inlined enqueue or dequeue, and in the kernel
-/// benchmark (UML, both kernels) that pushed the loop counter of the caller's rounds to the
-/// stack: a bulk of one to three cost 1.07-1.16 times the C original's; without the unrolling,
-/// and with the wrapping copies out of line, 0.95-1.06.
+/// remainder) take registers across the whole inlined enqueue or dequeue and push the
+/// caller's loop counters to the stack, which costs a bulk of one to three more than its copy
+/// (docs/benchmarks.md, "The copy of a bulk, and why it is written as it is").
 ///
 /// Under Miri, which does not run inline assembly, it is a compiler fence.
 #[cfg(not(loom))]

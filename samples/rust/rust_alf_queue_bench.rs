@@ -10,8 +10,8 @@
 //! (the queues, the C rings, the arrays and the batch) is allocated [`PLACEMENTS`] times, and
 //! repetition `r` uses set `r mod PLACEMENTS`: with one set, a cell's figure depended on where
 //! that boot's allocations happened to land (the same module in another boot moved single
-//! cells by up to 1.5 times, each variant its own way), so the medians are taken over several
-//! placements of the data instead of one. The code is placed the same way: every timed loop,
+//! cells, each variant its own way: docs/benchmarks.md, "Placement"), so the medians are taken
+//! over several placements of the data instead of one. The code is placed the same way: every timed loop,
 //! ours and the C's, is compiled [`CODE_PLACEMENTS`] times, each copy at its own address (see
 //! `rust_alf_queue_bench_loops.rs`), and repetition `r` runs every variant in the copy that
 //! [`placement`] gives, so that a loop that happens to sit well or badly in one build cannot

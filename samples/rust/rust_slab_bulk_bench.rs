@@ -244,9 +244,9 @@ fn ours_single<const P: usize>(run: &mut Run<'_, '_>, loops: usize) -> usize {
     let objs = &mut *run.objs;
     let n = objs.len();
     let mut failed = 0;
-    // Indexed loops: with `iter_mut()` here, LLVM kept the flags and the array's end in
-    // call-clobbered registers and copied them to and from callee-saved ones around every call,
-    // which cost ours 0.7-1.4 cycles per object more than `raw_single` on 7.3.
+    // Indexed loops: with `iter_mut()` here, LLVM keeps the flags and the array's end in
+    // call-clobbered registers and copies them to and from callee-saved ones around every call
+    // (docs/benchmarks.md, "The benchmark's loops, and why they are written as they are").
     #[allow(clippy::needless_range_loop)]
     for _ in 0..loops {
         for i in 0..n {
