@@ -35,16 +35,11 @@ mod object;
 mod percpu;
 mod pool;
 
-// slab_bulk's KUnit glue, mounted here a second time on purpose: its `super::selftest` is then
-// this module's, so the one file registers both suites.
-#[cfg(all(CONFIG_RUST_QMEMPOOL_KUNIT_TEST, kernel_ge_7_0))]
-#[path = "../slab_bulk/kunit.rs"]
-#[allow(clippy::duplicate_mod)]
-mod kunit;
-#[cfg(all(CONFIG_RUST_QMEMPOOL_KUNIT_TEST, not(kernel_ge_7_0)))]
-#[path = "../slab_bulk/kunit_6_12.rs"]
-#[allow(clippy::duplicate_mod)]
-mod kunit;
+#[cfg(CONFIG_RUST_QMEMPOOL_KUNIT_TEST)]
+mod kunit_suite {
+    use crate::slab_bulk::kunit::kunit_suite;
+    super::selftest::selftests!(kunit_suite);
+}
 #[cfg(any(test, CONFIG_RUST_QMEMPOOL_KUNIT_TEST))]
 pub(crate) mod selftest;
 

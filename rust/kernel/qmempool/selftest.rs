@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0
 
 //! Tests of [`super`] that run in both worlds: as the KUnit suite `rust_qmempool` in the kernel
-//! (see `kunit.rs`), and as `cargo test` in the userspace twin, over its userspace slab and
-//! CPUs (`twin/cpu.rs`).
+//! (registered by `slab_bulk/kunit.rs`), and as `cargo test` in the userspace twin, over its
+//! userspace slab and CPUs (`twin/cpu.rs`).
 //!
-//! Leaks are checked through the cache's own object count ([`Cache::objects_in_use`]) against
+//! Leaks are checked through the cache's own object count ([`in_use`]) against
 //! what the pool holds: every object of the test's cache is either out (a [`PoolObj`]) or in one
 //! of the pool's queues, and none is left once the pool is dropped.
 //!

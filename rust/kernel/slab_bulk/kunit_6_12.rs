@@ -1,20 +1,19 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! A KUnit suite on 6.12: the tests of [`super::selftest`], registered with KUnit by hand, under
-//! the name the `selftests!` list gives. `slab_bulk` and `qmempool` both mount this file.
+//! [`kunit_suite!`] on 6.12: registers the tests of a `selftests!` list (`slab_bulk`'s and
+//! `qmempool`'s `selftest.rs`) with KUnit by hand, as a suite of the list's name. Used as in
+//! `kunit.rs`, the 7.x form.
 //!
 //! 6.12 has no Rust macro for KUnit suites (`kunit_unsafe_test_suite!` arrived in 6.15); this
 //! does what it does: a `kunit_case` array and a `kunit_suite` in writable statics, and a
 //! pointer to the suite in the `.kunit_test_suites` section, which KUnit runs at boot.
 
-use super::selftest::{self, selftests};
-use crate::bindings::{kunit, kunit_case, kunit_suite};
+use crate::bindings::{kunit, kunit_case};
 use crate::ffi::c_char;
 use core::ffi::CStr;
-use core::ptr::addr_of_mut;
 
 /// A `kunit_case` running `run`, named `name`.
-const fn case(name: &'static CStr, run: unsafe extern "C" fn(*mut kunit)) -> kunit_case {
+pub(crate) const fn case(name: &'static CStr, run: unsafe extern "C" fn(*mut kunit)) -> kunit_case {
     kunit_case {
         run_case: Some(run),
         name: name.as_ptr().cast(),
@@ -26,10 +25,10 @@ const fn case(name: &'static CStr, run: unsafe extern "C" fn(*mut kunit)) -> kun
 
 /// The all-zero `kunit_case` that ends the array.
 // SAFETY: As in `case`.
-const END: kunit_case = unsafe { core::mem::zeroed() };
+pub(crate) const END: kunit_case = unsafe { core::mem::zeroed() };
 
 /// The suite name as KUnit stores it: a NUL-padded `char[256]`.
-const fn suite_name(name: &str) -> [c_char; 256] {
+pub(crate) const fn suite_name(name: &str) -> [c_char; 256] {
     let mut out = [0; 256];
     let bytes = name.as_bytes();
     let mut i = 0;
@@ -40,15 +39,19 @@ const fn suite_name(name: &str) -> [c_char; 256] {
     out
 }
 
-macro_rules! suite {
+/// The suite `$suite` of the tests `$name`, each calling `selftest::$name()` of the module that
+/// invokes `selftests!`.
+macro_rules! kunit_suite {
     ($suite:ident; $($(#[$attr:meta])* $name:ident),* $(,)?) => {
-        /// The suite's name, from the `selftests!` list.
-        const NAME: &str = stringify!($suite);
+        use $crate::bindings::{kunit, kunit_case};
+        use $crate::slab_bulk::kunit::{case, suite_name, END};
+        use core::ffi::CStr;
+        use core::ptr::addr_of_mut;
 
         $(
             $(#[$attr])*
             extern "C" fn $name(_test: *mut kunit) {
-                selftest::$name();
+                super::selftest::$name();
             }
         )*
 
@@ -71,19 +74,18 @@ macro_rules! suite {
             let _ = i;
             cases
         };
+
+        static mut SUITE: $crate::bindings::kunit_suite = $crate::bindings::kunit_suite {
+            name: suite_name(stringify!($suite)),
+            test_cases: addr_of_mut!(TEST_CASES).cast::<kunit_case>(),
+            // SAFETY: As in `case`: all-zero is valid for the remaining fields.
+            ..unsafe { core::mem::zeroed() }
+        };
+
+        /// The entry that makes KUnit find the suite.
+        #[used]
+        #[link_section = ".kunit_test_suites"]
+        static mut SUITE_ENTRY: *mut $crate::bindings::kunit_suite = addr_of_mut!(SUITE);
     };
 }
-
-selftests!(suite);
-
-static mut SUITE: kunit_suite = kunit_suite {
-    name: suite_name(NAME),
-    test_cases: addr_of_mut!(TEST_CASES).cast::<kunit_case>(),
-    // SAFETY: As in `case`: all-zero is valid for the remaining fields.
-    ..unsafe { core::mem::zeroed() }
-};
-
-/// The entry that makes KUnit find the suite.
-#[used]
-#[link_section = ".kunit_test_suites"]
-static mut SUITE_ENTRY: *mut kunit_suite = addr_of_mut!(SUITE);
+pub(crate) use kunit_suite;

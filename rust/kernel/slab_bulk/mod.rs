@@ -59,11 +59,23 @@ mod object;
 mod objs;
 mod static_cache;
 
-#[cfg(all(CONFIG_RUST_SLAB_BULK_KUNIT_TEST, kernel_ge_7_0))]
-mod kunit;
-#[cfg(all(CONFIG_RUST_SLAB_BULK_KUNIT_TEST, not(kernel_ge_7_0)))]
+// The KUnit glue of this module's and `qmempool`'s `selftest` lists.
+#[cfg(all(
+    any(CONFIG_RUST_SLAB_BULK_KUNIT_TEST, CONFIG_RUST_QMEMPOOL_KUNIT_TEST),
+    kernel_ge_7_0
+))]
+pub(crate) mod kunit;
+#[cfg(all(
+    any(CONFIG_RUST_SLAB_BULK_KUNIT_TEST, CONFIG_RUST_QMEMPOOL_KUNIT_TEST),
+    not(kernel_ge_7_0)
+))]
 #[path = "kunit_6_12.rs"]
-mod kunit;
+pub(crate) mod kunit;
+#[cfg(CONFIG_RUST_SLAB_BULK_KUNIT_TEST)]
+mod kunit_suite {
+    use super::kunit::kunit_suite;
+    super::selftest::selftests!(kunit_suite);
+}
 #[cfg(any(
     test,
     CONFIG_RUST_SLAB_BULK_KUNIT_TEST,

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 
 //! Tests of [`super`] that run in both worlds: as the KUnit suite `rust_slab_bulk` in the kernel
-//! (see `kunit.rs`), and as `cargo test` in the userspace twin, over its userspace slab.
+//! (registered by `kunit.rs`), and as `cargo test` in the userspace twin, over its userspace slab.
 //!
 //! Leaks are checked through the cache's own object count ([`in_use`]), which the kernel computes
 //! from SLUB's slab counters and the twin from its live-object set; `make test` also asks
