@@ -22,11 +22,15 @@
 //!
 //! The 6.12 `module!` macro has no parameters, and 7.x's (`rust/kernel/module_param.rs`) takes
 //! integers and booleans only, not the lists (`bulk=1,8,16`) these samples take. The module
-//! loader only needs a
-//! `struct kernel_param` in the module's `__param` section: [`module_param_uint!`] and
-//! [`module_param_string!`] put one there, with the kernel's own `param_ops_uint` and
-//! `param_ops_string`, so `insmod sample.ko loops=1000 bulk=1,8,16` works as for a C module.
-//! The parameters have no sysfs file (permission 0): they are read once, at load time.
+//! loader only needs a `struct kernel_param` in the module's `__param` section:
+//! [`module_params!`] puts one there for each parameter, with the kernel's own `param_ops_uint`
+//! and `param_ops_string`, so `insmod sample.ko objs=1000 bulk=1,8,16` works as for a C module.
+//! The parameters have no sysfs file (permission 0): they are read once, at load time, by the
+//! `Params::read` that [`module_params!`] also declares, which refuses a value out of its bounds.
+//!
+//! A sample's `bench::module_params!` block is the one statement of its parameters and their
+//! bounds: `make bench` reads the same block (`scripts/bench-params.sh`) to refuse a bad
+//! `*_ARGS` value before it builds or boots anything, in the words the module would use.
 
 // Each sample uses a part of this file: what it leaves out is unused in that sample only.
 #![allow(dead_code, unused_imports, unused_macros)]
@@ -120,20 +124,96 @@ pub(crate) fn pause() {
     unsafe { bindings::schedule() };
 }
 
-/// Parses a comma-separated list of unsigned integers; an entry that does not parse is skipped.
-pub(crate) fn parse_list(s: &[u8]) -> impl Iterator<Item = usize> + '_ {
-    s.split(|b| *b == b',').filter_map(|part| {
-        // Spaces around an entry are allowed (`trim_ascii` is newer than the kernel's MSRV).
-        let start = part.iter().position(|b| !b.is_ascii_whitespace())?;
-        let end = part.iter().rposition(|b| !b.is_ascii_whitespace())? + 1;
-        let part = &part[start..end];
-        if !part.iter().all(u8::is_ascii_digit) {
-            return None;
-        }
-        part.iter().try_fold(0usize, |n, d| {
-            n.checked_mul(10)?.checked_add((d - b'0') as usize)
+/// The buffer of a list parameter, in bytes: a value takes at most `LIST_LEN - 1` characters
+/// (`param_ops_string` fails `insmod` with `ENOSPC` for a longer one).
+///
+/// A plain literal: `scripts/bench-params.sh` reads it.
+pub(crate) const LIST_LEN: usize = 256;
+
+/// The most repetitions a sample's `runs` takes.
+pub(crate) const MAX_RUNS: usize = 999;
+
+/// The most objects (elements, skbs) a timed run of a sample handles: 2^30.
+pub(crate) const MAX_OBJS: usize = 1_073_741_824;
+
+/// The value of a list parameter, checked: comma-separated decimal integers, each in the
+/// parameter's bounds.
+pub(crate) struct List(&'static [u8]);
+
+impl List {
+    /// The integers of the list, in its order.
+    pub(crate) fn iter(&self) -> impl Iterator<Item = usize> + '_ {
+        self.0.split(|b| *b == b',').map(|part| {
+            part.iter().fold(0usize, |n, d| {
+                n.wrapping_mul(10).wrapping_add((d - b'0') as usize)
+            })
         })
-    })
+    }
+}
+
+/// Whether `s` is a list of comma-separated decimal integers, each from `lo` to `hi`.
+///
+/// A `const fn`, so that [`module_params!`] checks a list's default with it at compile time.
+pub(crate) const fn list_ok(s: &[u8], lo: usize, hi: usize) -> bool {
+    let mut i = 0;
+    loop {
+        // One entry: digits up to a comma or the end, at least one.
+        let (start, mut n) = (i, 0usize);
+        while i < s.len() && s[i] != b',' {
+            if !s[i].is_ascii_digit() {
+                return false;
+            }
+            n = match n.checked_mul(10) {
+                Some(tens) if tens <= usize::MAX - 9 => tens + (s[i] - b'0') as usize,
+                _ => return false,
+            };
+            i += 1;
+        }
+        if i == start || n < lo || n > hi {
+            return false;
+        }
+        if i == s.len() {
+            return true;
+        }
+        // The comma; another entry must follow.
+        i += 1;
+    }
+}
+
+/// Reads the value of list parameter `name` from its buffer, and refuses it (prints why and
+/// returns `None`) unless it is a list of integers from `lo` to `hi`.
+///
+/// The refusal (after the module's name, which `pr_err!` puts first) is worded as
+/// `scripts/bench-params.sh` words it when `make bench` refuses the value before booting.
+pub(crate) fn read_list(
+    name: &str,
+    buf: &'static [core::ffi::c_char],
+    lo: usize,
+    hi: usize,
+) -> Option<List> {
+    let s = c_buf(buf);
+    if list_ok(s, lo, hi) {
+        return Some(List(s));
+    }
+    kernel::pr_err!(
+        "{}={} refused: a comma-separated list of integers from {} to {} ({} characters at most)\n",
+        name,
+        core::str::from_utf8(s).unwrap_or("(not UTF-8)"),
+        lo,
+        hi,
+        LIST_LEN - 1
+    );
+    None
+}
+
+/// Refuses the value `v` of integer parameter `name` (prints why and returns `None`) unless it
+/// is from `lo` to `hi`; the words are also `scripts/bench-params.sh`'s.
+pub(crate) fn read_uint(name: &str, v: core::ffi::c_uint, lo: usize, hi: usize) -> Option<u32> {
+    if (lo..=hi).contains(&(v as usize)) {
+        return Some(v);
+    }
+    kernel::pr_err!("{}={} refused: an integer from {} to {}\n", name, v, lo, hi);
+    None
 }
 
 /// Returns the bytes of a NUL-terminated buffer up to the NUL.
@@ -146,8 +226,8 @@ pub(crate) fn c_buf(buf: &[core::ffi::c_char]) -> &[u8] {
 
 /// Declares `static mut $var: c_uint = $default` and a module parameter `$name` that sets it.
 macro_rules! module_param_uint {
-    ($var:ident, $name:literal, $default:expr) => {
-        static mut $var: core::ffi::c_uint = $default;
+    ($vis:vis $var:ident, $name:expr, $default:expr) => {
+        $vis static mut $var: core::ffi::c_uint = $default;
 
         const _: () = {
             #[used]
@@ -172,8 +252,8 @@ pub(crate) use module_param_uint;
 /// parameter `$name` that copies its value into it (`param_ops_string`, at most `$len - 1`
 /// bytes; a longer value makes `insmod` fail with `ENOSPC`).
 macro_rules! module_param_string {
-    ($var:ident, $name:literal, $len:expr, $default:literal) => {
-        static mut $var: [core::ffi::c_char; $len] = {
+    ($vis:vis $var:ident, $name:expr, $len:expr, $default:expr) => {
+        $vis static mut $var: [core::ffi::c_char; $len] = {
             let src = $default.as_bytes();
             let mut buf = [0; $len];
             let mut i = 0;
@@ -186,7 +266,7 @@ macro_rules! module_param_string {
 
         const _: () = {
             static mut STRING: kernel::bindings::kparam_string = kernel::bindings::kparam_string {
-                maxlen: $len,
+                maxlen: $len as _,
                 string: core::ptr::addr_of_mut!($var).cast(),
             };
 
@@ -207,3 +287,84 @@ macro_rules! module_param_string {
     };
 }
 pub(crate) use module_param_string;
+
+/// Declares a sample's module parameters, with their bounds, and `Params`, which reads them.
+///
+/// One parameter a line, `name: kind lo..=hi = default;` (doc comments above it allowed):
+/// `kind` is `uint`, an integer from `lo` to `hi` (`param_ops_uint`; a `u32` field of
+/// `Params`), or `list`, comma-separated integers each from `lo` to `hi` (`param_ops_string`
+/// into [`LIST_LEN`] bytes; a [`List`] field); `lo` and `hi` are each an integer literal or the
+/// name of a `const` set to one in the sample or in this file. A default out of its bounds does
+/// not compile. `Params::read` reads every parameter, prints a refusal for each value out of its
+/// bounds and then fails with `EINVAL`, so that the load fails and says why.
+///
+/// Why the block is the one source of the bounds, and in this shape: the bounds belong to the
+/// module (`MAX_BULK` also sizes its arrays) and the block is the module's own declaration of
+/// its parameters, without which the loader does not know them, so no parameter can exist
+/// outside it and no bound can change without it. `make bench` must check values before it has
+/// a toolchain, so it cannot ask the compiled module: `scripts/bench-params.sh` reads this block
+/// as text. The matcher takes each bound as one token, a literal or a name, which is exactly
+/// what the script resolves, and the script fails on a line of the block it cannot read; a
+/// `const` a bound names must be a plain literal (no `1 << 30`) for the same reason.
+macro_rules! module_params {
+    ($($(#[$doc:meta])* $name:ident: $kind:ident $lo:tt..=$hi:tt = $default:expr;)*) => {
+        /// What the module loader writes each parameter into (the `__param` entries).
+        #[allow(non_upper_case_globals)]
+        mod param_storage {
+            #[allow(unused_imports)]
+            use super::*;
+            $(crate::bench::module_params!(@storage $kind $name $lo $hi $default);)*
+        }
+
+        /// The module's parameters, read and checked once, at load time.
+        struct Params {
+            $($(#[$doc])* $name: crate::bench::module_params!(@type $kind),)*
+        }
+
+        impl Params {
+            /// Reads the parameters; prints a refusal for each value out of its bounds and
+            /// fails with `EINVAL` if there was one.
+            fn read() -> kernel::error::Result<Self> {
+                $(let $name = crate::bench::module_params!(@read $kind $name $lo $hi);)*
+                match ($($name,)*) {
+                    ($(Some($name),)*) => Ok(Self { $($name,)* }),
+                    _ => Err(kernel::error::code::EINVAL),
+                }
+            }
+        }
+    };
+    (@storage uint $name:ident $lo:tt $hi:tt $default:expr) => {
+        crate::bench::module_param_uint!(pub(crate) $name, stringify!($name), $default);
+        const _: () = assert!(
+            ($lo as u64) <= ($default) as u64 && ($default) as u64 <= ($hi as u64),
+            concat!("the default of `", stringify!($name), "` is out of its bounds")
+        );
+    };
+    (@storage list $name:ident $lo:tt $hi:tt $default:expr) => {
+        const _: () = assert!(
+            crate::bench::list_ok($default.as_bytes(), $lo as usize, $hi as usize)
+                && $default.len() < crate::bench::LIST_LEN,
+            concat!("the default of `", stringify!($name), "` is out of its bounds")
+        );
+        crate::bench::module_param_string!(
+            pub(crate) $name,
+            stringify!($name),
+            crate::bench::LIST_LEN,
+            $default
+        );
+    };
+    (@type uint) => { u32 };
+    (@type list) => { crate::bench::List };
+    (@read uint $name:ident $lo:tt $hi:tt) => {{
+        // SAFETY: The loader writes the parameters before `init` runs, and nothing writes them
+        // after (they have no sysfs file).
+        let v = unsafe { *core::ptr::addr_of!(param_storage::$name) };
+        crate::bench::read_uint(stringify!($name), v, $lo as usize, $hi as usize)
+    }};
+    (@read list $name:ident $lo:tt $hi:tt) => {{
+        // SAFETY: As for `uint`.
+        let buf = unsafe { &*core::ptr::addr_of!(param_storage::$name) };
+        crate::bench::read_list(stringify!($name), buf, $lo as usize, $hi as usize)
+    }};
+}
+pub(crate) use module_params;

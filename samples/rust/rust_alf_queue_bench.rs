@@ -64,12 +64,9 @@
 //! `c_spsc_bulk`. Under QEMU x86_64 (SMP) every variant pays its real locks, the C reference's
 //! `cmpxchg()` included, but TCG timings are for shape only.
 //!
-//! Parameters (`insmod rust_alf_queue_bench.ko bulk=1,8,16 elems=1000000 runs=5`):
-//! - `bulk`: the bulk sizes, a comma-separated list (at most [`MAX_BULK`] each);
-//! - `elems`: elements per timed run (the loop count is `elems / n`);
-//! - `runs`: timed repetitions per bulk size and variant (after one untimed warm-up of every
-//!   set of data and copy of the code); 16, the default, runs every copy of the code on every
-//!   set of data once.
+//! Its parameters (`insmod rust_alf_queue_bench.ko bulk=1,8,16 elems=1000000 runs=5`), their
+//! bounds and defaults are the `bench::module_params!` block below; a value out of its bounds
+//! fails the load with `EINVAL` and a line saying what the parameter takes.
 //!
 //! It prints one `rfl_bench:` line per run, and one per repetition saying which copy and set it
 //! used, and stays loaded; unload it with `rmmod`.
@@ -86,7 +83,7 @@ mod loops;
 #[path = "bench_placement.rs"]
 mod placement;
 
-use bench::{module_param_string, module_param_uint};
+use bench::{MAX_OBJS, MAX_RUNS};
 use loops::{mpmc_bulk, mpmc_single, mpmc_slice, spsc_bulk, spsc_single, spsc_slice, spsc_with};
 use placement::{in_copy, CODE_PLACEMENTS};
 
@@ -105,9 +102,15 @@ const MAX_BULK: usize = 256;
 /// What the queues carry: a pointer, like the C original's `void *`.
 type Item = *mut c_void;
 
-module_param_string!(BULK, "bulk", 256, "1,2,3,4,8,16,32,64");
-module_param_uint!(ELEMS, "elems", 1 << 23);
-module_param_uint!(RUNS, "runs", (PLACEMENTS * CODE_PLACEMENTS) as u32);
+bench::module_params! {
+    /// The bulk sizes.
+    bulk: list 1..=MAX_BULK = "1,2,3,4,8,16,32,64";
+    /// Elements per timed run (the loop count is `elems / n`).
+    elems: uint 1..=MAX_OBJS = 1 << 23;
+    /// Timed repetitions per bulk size and variant, after one untimed warm-up of every set of
+    /// data and copy of the code; the default runs every copy on every set once.
+    runs: uint 1..=MAX_RUNS = (PLACEMENTS * CODE_PLACEMENTS) as u32;
+}
 
 /// The ten ways to move elements through a queue.
 #[derive(Clone, Copy)]
@@ -451,39 +454,23 @@ struct AlfQueueBench;
 
 impl kernel::Module for AlfQueueBench {
     fn init(_module: &'static ThisModule) -> Result<Self> {
-        // SAFETY: The parameters are written by the module loader before `init` runs, and never
-        // again (they have no sysfs file).
-        let (sizes, elems, runs) = unsafe {
-            (
-                &*ptr::addr_of!(BULK),
-                *ptr::addr_of!(ELEMS) as usize,
-                *ptr::addr_of!(RUNS),
-            )
-        };
+        let p = Params::read()?;
         let mut settings = KVec::with_capacity(PLACEMENTS, GFP_KERNEL)?;
         for _ in 0..PLACEMENTS {
             settings.push(Setting::new()?, GFP_KERNEL)?;
         }
         pr_info!(
             "rfl_bench: start bench=alf_queue elems={} runs={} ring={}\n",
-            elems,
-            runs,
+            p.elems,
+            p.runs,
             RING
         );
-        for n in bench::parse_list(bench::c_buf(sizes)) {
-            if n == 0 || n > MAX_BULK {
-                pr_warn!(
-                    "rust_alf_queue_bench: bulk size {} skipped (1..={})\n",
-                    n,
-                    MAX_BULK
-                );
-                continue;
-            }
-            let loops = (elems / n).max(1);
+        for n in p.bulk.iter() {
+            let loops = (p.elems as usize / n).max(1);
             for s in settings.iter_mut() {
                 s.check_c_reference(n, loops)?;
             }
-            for run in 0..=runs as usize {
+            for run in 0..=p.runs as usize {
                 // Run 0 warms every set of data and every copy of the code up and is not
                 // reported; run `r` uses the set and the copy that `placement` gives.
                 let (sets, code) = if run == 0 {

@@ -38,10 +38,9 @@
 //! as with the C API. The pools are the defaults (32 per CPU, 1024 shared, 16 at a time) and
 //! are created for each timed run, outside the timing.
 //!
-//! Parameters (`insmod rust_qmempool_bench.ko outstanding=1,256 objs=1000000 runs=5`):
-//! - `outstanding`: the values of `n`, a comma-separated list (at most [`MAX_OUT`] each);
-//! - `objs`: objects per timed run (the loop count is `objs / n`);
-//! - `runs`: timed repetitions per `n` and variant (after one untimed warm-up).
+//! Its parameters (`insmod rust_qmempool_bench.ko outstanding=1,256 objs=1000000 runs=5`),
+//! their bounds and defaults are the `bench::module_params!` block below; a value out of its
+//! bounds fails the load with `EINVAL` and a line saying what the parameter takes.
 //!
 //! It prints one `rfl_bench:` line per run (see `bench_common.rs`; `bulk` is `n`) and stays
 //! loaded; unload it with `rmmod`.
@@ -57,7 +56,7 @@ use kernel::slab_bulk::{Cache, CacheFlags, KmemCache, Obj, ObjBatch};
 #[path = "bench_common.rs"]
 mod bench;
 
-use bench::{module_param_string, module_param_uint};
+use bench::{MAX_OBJS, MAX_RUNS};
 
 bench::sample_module! {
     type: QMemPoolBench,
@@ -80,9 +79,14 @@ type PoolObj<'p> = kernel::qmempool::PoolObj<
     { kernel::qmempool::BULK_DEFAULT },
 >;
 
-module_param_string!(OUTSTANDING, "outstanding", 64, "1,256");
-module_param_uint!(OBJS, "objs", 1 << 21);
-module_param_uint!(RUNS, "runs", 11);
+bench::module_params! {
+    /// The values of `n`.
+    outstanding: list 1..=MAX_OUT = "1,256";
+    /// Objects per timed run (the loop count is `objs / n`).
+    objs: uint 1..=MAX_OBJS = 1 << 21;
+    /// Timed repetitions per `n` and variant, after one untimed warm-up.
+    runs: uint 1..=MAX_RUNS = 11;
+}
 
 /// The ways.
 #[derive(Clone, Copy)]
@@ -507,15 +511,7 @@ struct QMemPoolBench;
 
 impl kernel::Module for QMemPoolBench {
     fn init(_module: &'static ThisModule) -> Result<Self> {
-        // SAFETY: The parameters are written by the module loader before `init` runs, and never
-        // again (they have no sysfs file).
-        let (sizes, objs, runs) = unsafe {
-            (
-                &*ptr::addr_of!(OUTSTANDING),
-                *ptr::addr_of!(OBJS) as usize,
-                *ptr::addr_of!(RUNS),
-            )
-        };
+        let p = Params::read()?;
         let flags = CacheFlags::HWCACHE_ALIGN | CacheFlags::NO_MERGE;
         let mut s = Setting {
             cache: KmemCache::new(c"rust_qmempool_bench", flags)?,
@@ -525,18 +521,14 @@ impl kernel::Module for QMemPoolBench {
         };
         pr_info!(
             "rfl_bench: start bench=qmempool objs={} runs={} local={} shared={}\n",
-            objs,
-            runs,
+            p.objs,
+            p.runs,
             LOCAL_DEFAULT,
             SHARED_DEFAULT
         );
-        for n in bench::parse_list(bench::c_buf(sizes)) {
-            if n == 0 || n > MAX_OUT {
-                pr_warn!("rust_qmempool_bench: n={} skipped (1..={})\n", n, MAX_OUT);
-                continue;
-            }
-            let loops = (objs / n).max(1);
-            for run in 0..=runs {
+        for n in p.outstanding.iter() {
+            let loops = (p.objs as usize / n).max(1);
+            for run in 0..=p.runs {
                 for i in 0..Variant::ALL.len() {
                     let variant = Variant::ALL[(i + run as usize) % Variant::ALL.len()];
                     let r = s.measure(variant, n, loops)?;

@@ -26,13 +26,9 @@
 //! `n = 1`). The `ns` of a run are its cycles converted at the rate `ktime_get()` and the TSC
 //! advanced over the whole run.
 //!
-//! Parameters (`insmod rust_skb_free_bench.ko bulk=1,32,256 objs=262144 runs=21`):
-//! - `bulk`: the batch sizes, a comma-separated list (1 to 256 each);
-//! - `objs`: skbs per timed run (the number of rounds is `objs / n`; 2^18 by default, which
-//!   keeps a run of the cheapest variant above the 1 ms that `make bench` asks of a run);
-//! - `runs`: timed repetitions per size and variant (after one untimed warm-up);
-//! - `size`: the length of each skb's data (60 by default, pktgen's smallest packet);
-//! - `check`: 1 to run the self-check instead of the benchmark (below).
+//! Its parameters (`insmod rust_skb_free_bench.ko bulk=1,32,256 objs=262144 runs=21`), their
+//! bounds and defaults are the `bench::module_params!` block below; a value out of its bounds
+//! fails the load with `EINVAL` and a line saying what the parameter takes.
 //!
 //! It prints one `rfl_bench:` line per run (see `bench_common.rs`) and stays loaded; unload it
 //! with `rmmod`.
@@ -62,7 +58,7 @@ use kernel::prelude::*;
 #[path = "bench_common.rs"]
 mod bench;
 
-use bench::{module_param_string, module_param_uint};
+use bench::{MAX_OBJS, MAX_RUNS};
 
 bench::sample_module! {
     type: SkbFreeBench,
@@ -87,11 +83,22 @@ const BUDGET: c_int = 64;
 /// The heads one CPU's NAPI skb cache may hold (`NAPI_SKB_CACHE_SIZE` in `net/core/skbuff.c`).
 const NAPI_SKB_CACHE_SIZE: usize = if cfg!(kernel_ge_7_0) { 128 } else { 64 };
 
-module_param_string!(BULK, "bulk", 256, "1,2,4,8,16,32,64,128,256");
-module_param_uint!(OBJS, "objs", 1 << 18);
-module_param_uint!(RUNS, "runs", 21);
-module_param_uint!(SIZE, "size", 60);
-module_param_uint!(CHECK, "check", 0);
+/// The largest skb data length `size` takes: the largest IP packet.
+const MAX_SIZE: usize = 65535;
+
+bench::module_params! {
+    /// The batch sizes.
+    bulk: list 1..=MAX_BULK = "1,2,4,8,16,32,64,128,256";
+    /// Skbs per timed run (the number of rounds is `objs / n`); the default keeps a run of the
+    /// cheapest variant above the 1 ms that `make bench` asks of a run.
+    objs: uint 1..=MAX_OBJS = 1 << 18;
+    /// Timed repetitions per size and variant, after one untimed warm-up.
+    runs: uint 1..=MAX_RUNS = 21;
+    /// The length of each skb's data (the default: pktgen's smallest packet).
+    size: uint 0..=MAX_SIZE = 60;
+    /// 1 to run the self-check (below) instead of the benchmark.
+    check: uint 0..=1 = 0;
+}
 
 /// The ways to free, in the order the first repetition runs them.
 #[derive(Clone, Copy, PartialEq)]
@@ -266,29 +273,6 @@ fn consume_skb(skb: *mut bindings::sk_buff) {
     };
 }
 
-/// The module's parameters, read once.
-struct Params {
-    sizes: &'static [core::ffi::c_char],
-    objs: usize,
-    runs: u32,
-    size: u32,
-    check: bool,
-}
-
-fn params() -> Params {
-    // SAFETY: The parameters are written by the module loader before `init` runs, and never
-    // again (they have no sysfs file).
-    unsafe {
-        Params {
-            sizes: &*ptr::addr_of!(BULK),
-            objs: *ptr::addr_of!(OBJS) as usize,
-            runs: *ptr::addr_of!(RUNS),
-            size: *ptr::addr_of!(SIZE),
-            check: *ptr::addr_of!(CHECK) != 0,
-        }
-    }
-}
-
 /// Times `rounds` rounds of `n` skbs freed the way `variant` says.
 fn measure(round: &mut Round, p: &Params, variant: Variant, n: usize, rounds: usize) -> bench::Run {
     bench::pause();
@@ -403,7 +387,7 @@ struct SkbFreeBench;
 
 impl kernel::Module for SkbFreeBench {
     fn init(_module: &'static ThisModule) -> Result<Self> {
-        let p = params();
+        let p = Params::read()?;
         let mut round = KBox::new(
             Round {
                 skbs: [ptr::null_mut(); MAX_BULK],
@@ -411,7 +395,7 @@ impl kernel::Module for SkbFreeBench {
             },
             GFP_KERNEL,
         )?;
-        if p.check {
+        if p.check != 0 {
             let ok = self_check(&mut round, &p);
             pr_info!("rfl_test: skb_free {}\n", if ok { "PASS" } else { "FAIL" });
             return Ok(SkbFreeBench);
@@ -423,16 +407,8 @@ impl kernel::Module for SkbFreeBench {
             p.size,
             BUDGET
         );
-        for n in bench::parse_list(bench::c_buf(p.sizes)) {
-            if n == 0 || n > MAX_BULK {
-                pr_warn!(
-                    "rust_skb_free_bench: batch size {} skipped (1..={})\n",
-                    n,
-                    MAX_BULK
-                );
-                continue;
-            }
-            let rounds = (p.objs / n).max(1);
+        for n in p.bulk.iter() {
+            let rounds = (p.objs as usize / n).max(1);
             for run in 0..=p.runs {
                 // The order rotates from one repetition to the next, so that a variant's place
                 // in the sequence (after another variant filled the NAPI cache) cannot pass for

@@ -28,19 +28,9 @@
 //! module; `ours_single`'s array of `Option<Obj>` is allocated for each run (its `Obj`s borrow the
 //! run's cache); `ours_batch`'s array is inside its batch and does not move.
 //!
-//! Parameters (`insmod rust_slab_bulk_bench.ko bulk=1,8,16 objs=1000000 runs=5`):
-//! - `bulk`: the bulk sizes, a comma-separated list (at most 4096 each);
-//! - `objs`: objects per timed run (the loop count is `objs / n`);
-//! - `runs`: timed repetitions per bulk size and variant (after one untimed warm-up in every
-//!   copy of the code and on every place of the data; 16 by default, which runs every copy on
-//!   every place once);
-//! - `nomerge`: 1 (default) to create the cache with `SLAB_NO_MERGE`, 0 to let SLUB merge it
-//!   into a compatible cache (on UML, `:0000256`, whose slabs hold another user's objects too;
-//!   the case for a cache of one's own in the `slab_nomerge` thread of 2015);
-//! - `atomic`: 1 (default) to allocate with `GFP_ATOMIC` as the C original and the networking
-//!   code it models do, 0 for `GFP_KERNEL`;
-//! - `fresh`: 1 (default) to create the cache anew for every timed run and destroy it after, as
-//!   the C original does, 0 to keep one cache for the whole sweep.
+//! Its parameters (`insmod rust_slab_bulk_bench.ko bulk=1,8,16 objs=1000000 runs=5`), their
+//! bounds and defaults are the `bench::module_params!` block below; a value out of its bounds
+//! fails the load with `EINVAL` and a line saying what the parameter takes.
 //!
 //! It prints one `rfl_bench:` line per run (see `bench_common.rs`) and stays loaded; unload it
 //! with `rmmod`. An allocation that fails is counted, not skipped (a skipped free would lower
@@ -59,7 +49,7 @@ mod bench;
 #[path = "bench_placement.rs"]
 mod placement;
 
-use bench::{module_param_string, module_param_uint};
+use bench::{MAX_OBJS, MAX_RUNS};
 use placement::{in_copy, placed, CODE_PLACEMENTS};
 
 bench::sample_module! {
@@ -106,17 +96,25 @@ type Object = [u8; 256];
 type Batch<'c> = ObjBatch<'c, MaybeUninit<Object>, MAX_BULK>;
 type Single<'c> = Option<Obj<'c, MaybeUninit<Object>>>;
 
-module_param_string!(
-    BULK,
-    "bulk",
-    256,
-    "1,2,3,4,8,16,30,32,34,48,64,128,158,250,512,768,1024,2048,4096"
-);
-module_param_uint!(OBJS, "objs", 1 << 21);
-module_param_uint!(RUNS, "runs", (DATA_PLACEMENTS * CODE_PLACEMENTS) as u32);
-module_param_uint!(NOMERGE, "nomerge", 1);
-module_param_uint!(ATOMIC, "atomic", 1);
-module_param_uint!(FRESH, "fresh", 1);
+bench::module_params! {
+    /// The bulk sizes.
+    bulk: list 1..=MAX_BULK = "1,2,3,4,8,16,30,32,34,48,64,128,158,250,512,768,1024,2048,4096";
+    /// Objects per timed run (the loop count is `objs / n`).
+    objs: uint 1..=MAX_OBJS = 1 << 21;
+    /// Timed repetitions per bulk size and variant, after one untimed warm-up in every copy of
+    /// the code and on every place of the data; the default runs every copy on every place once.
+    runs: uint 1..=MAX_RUNS = (DATA_PLACEMENTS * CODE_PLACEMENTS) as u32;
+    /// 1 to create the cache with `SLAB_NO_MERGE`, 0 to let SLUB merge it into a compatible
+    /// cache (on UML, `:0000256`, whose slabs hold another user's objects too; the case for a
+    /// cache of one's own in the `slab_nomerge` thread of 2015).
+    nomerge: uint 0..=1 = 1;
+    /// 1 to allocate with `GFP_ATOMIC` as the C original and the networking code it models do,
+    /// 0 for `GFP_KERNEL`.
+    atomic: uint 0..=1 = 1;
+    /// 1 to create the cache anew for every timed run and destroy it after, as the C original
+    /// does, 0 to keep one cache for the whole sweep.
+    fresh: uint 0..=1 = 1;
+}
 
 /// The five ways to allocate and free.
 #[derive(Clone, Copy)]
@@ -306,31 +304,6 @@ fn ours_batch<const P: usize>(run: &mut Run<'_, '_>, loops: usize) -> usize {
     failed
 }
 
-/// The module's parameters, read once.
-struct Params {
-    sizes: &'static [core::ffi::c_char],
-    objs: usize,
-    runs: u32,
-    nomerge: bool,
-    atomic: bool,
-    fresh: bool,
-}
-
-fn params() -> Params {
-    // SAFETY: The parameters are written by the module loader before `init` runs, and never
-    // again (they have no sysfs file).
-    unsafe {
-        Params {
-            sizes: &*ptr::addr_of!(BULK),
-            objs: *ptr::addr_of!(OBJS) as usize,
-            runs: *ptr::addr_of!(RUNS),
-            nomerge: *ptr::addr_of!(NOMERGE) != 0,
-            atomic: *ptr::addr_of!(ATOMIC) != 0,
-            fresh: *ptr::addr_of!(FRESH) != 0,
-        }
-    }
-}
-
 /// The arrays of the timed loops, allocated once, with room for `MAX_BULK` entries at every
 /// place.
 struct Arrays {
@@ -365,7 +338,7 @@ fn measure(
         at.data * PLACEMENT_STRIDE / 8,
         at.data * PLACEMENT_STRIDE / 16,
     );
-    let (flags, gfp) = if p.atomic {
+    let (flags, gfp) = if p.atomic != 0 {
         (GFP_ATOMIC, bindings::GFP_ATOMIC)
     } else {
         (GFP_KERNEL, bindings::GFP_KERNEL)
@@ -407,14 +380,18 @@ fn measure(
 
 impl kernel::Module for SlabBulkBench {
     fn init(_module: &'static ThisModule) -> Result<Self> {
-        let p = params();
+        let p = Params::read()?;
         let mut flags = CacheFlags::HWCACHE_ALIGN;
-        if p.nomerge {
+        if p.nomerge != 0 {
             flags = flags | CacheFlags::NO_MERGE;
         }
         let new_cache = || KmemCache::<Object>::new(c"rust_slab_bulk_bench", flags);
         // One cache for the whole sweep, unless every run gets a fresh one.
-        let shared = if p.fresh { None } else { Some(new_cache()?) };
+        let shared = if p.fresh != 0 {
+            None
+        } else {
+            Some(new_cache()?)
+        };
         let mut arrays = Arrays {
             ptrs: KBox::new([ptr::null_mut(); PTR_ARRAY], GFP_KERNEL)?,
         };
@@ -422,20 +399,12 @@ impl kernel::Module for SlabBulkBench {
             "rfl_bench: start bench=slab_bulk objs={} runs={} nomerge={} atomic={} fresh={}\n",
             p.objs,
             p.runs,
-            u32::from(p.nomerge),
-            u32::from(p.atomic),
-            u32::from(p.fresh)
+            p.nomerge,
+            p.atomic,
+            p.fresh
         );
-        for n in bench::parse_list(bench::c_buf(p.sizes)) {
-            if n == 0 || n > MAX_BULK {
-                pr_warn!(
-                    "rust_slab_bulk_bench: bulk size {} skipped (1..={})\n",
-                    n,
-                    MAX_BULK
-                );
-                continue;
-            }
-            let loops = (p.objs / n).max(1);
+        for n in p.bulk.iter() {
+            let loops = (p.objs as usize / n).max(1);
             for run in 0..=p.runs {
                 // Run 0 warms every copy of the code and every place of the data up (copy `i`
                 // on place `i`) and is not reported; run `r` uses the place and the copy that
