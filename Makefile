@@ -38,7 +38,7 @@ test:
 	scripts/test.sh
 
 bench:
-	scripts/bench.sh
+	@scripts/bench.sh
 
 ## alf_queue against its peers in userspace (criterion, about 16 minutes; wants an idle machine).
 bench-userspace:

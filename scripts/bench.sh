@@ -6,16 +6,24 @@
 # results/ is replaced unless every run loaded its modules and produced a complete, timeable
 # table.
 #
-# Module parameters are set at run time, without a rebuild:
+# Its parameters, all checked before anything is provisioned, built or booted: a value refused
+# fails make bench at once, with nothing built, booted or written to results/, and what it
+# prints first is the refusal, for a module's parameter in the module's own words, with what the
+# parameter takes (scripts/bench-params.sh).  The modules' parameters are set at run time,
+# without a rebuild; their names, bounds and defaults are each module's bench::module_params!
+# block (samples/rust/), and a name the module does not have is refused too:
 #   SLAB_BULK_ARGS       for rust_slab_bulk_bench in UML  (e.g. "bulk=1,8,16 runs=9")
 #   SLAB_BULK_QEMU_ARGS  the same in QEMU (TCG is ~10x slower: fewer objects by default)
 #   ALF_QUEUE_ARGS       for rust_alf_queue_bench in UML  (e.g. "bulk=8,16 elems=1000000 runs=21")
 #   ALF_QUEUE_QEMU_ARGS  the same in QEMU
 #   QMEMPOOL_ARGS        for rust_qmempool_bench in UML  (e.g. "outstanding=1,256 runs=11")
 #   SKB_FREE_ARGS        for rust_skb_free_bench in UML  (e.g. "bulk=1,32,256 runs=11")
+# and make bench's own:
+#   KERNELS              the kernels to benchmark ("6.12 7.3"; each must have patches/<version>)
 #   BENCH_WHERE          "uml" (default), "qemu" or "uml qemu": QEMU's x86-smp is the test
 #                        kernel (KASAN) under TCG, for the shape of the figures only
-#   BENCH_CPU            the host CPU UML is pinned to; "auto" (default) probes each
+#   BENCH_CPU            the host CPU UML is pinned to, one this process may run on; "auto"
+#                        (default) probes each
 #   BENCH_BOOTS          boots of each UML benchmark kernel (3; 1-9): where a boot's
 #                        allocations land moves some cells more than their targets' margins,
 #                        so medians are taken over the runs of every boot
@@ -27,29 +35,15 @@
 #   BENCH_FWD            1 (default) runs the forwarding benchmark, 0 leaves it out
 # shellcheck source=lib.sh
 . "$(dirname "$0")/lib.sh"
+# shellcheck source=bench-params.sh
+. "$PROJECT/scripts/bench-params.sh"
 
-# check_range NAME MIN MAX: NAME's value must be an integer from MIN to MAX.
-check_range() {
-	local v=${!1}
-	if ! [[ $v =~ ^[0-9]+$ ]] || [ "$v" -lt "$2" ] || [ "$v" -gt "$3" ]; then
-		die "$1=$v: an integer from $2 to $3"
-	fi
-}
 FWD_PACKETS=${FWD_PACKETS:-8000000}
 FWD_ROUNDS=${FWD_ROUNDS:-16}
 FWD_RUNS=${FWD_RUNS:-5}
 FWD_STATS_RUNS=${FWD_STATS_RUNS:-2}
 BENCH_FWD=${BENCH_FWD:-1}
 BENCH_BOOTS=${BENCH_BOOTS:-3}
-check_range BENCH_BOOTS 1 9
-check_range FWD_PACKETS 1000000 100000000
-check_range FWD_ROUNDS 1 64
-[ $((FWD_PACKETS / FWD_ROUNDS)) -ge 100000 ] ||
-	die "FWD_PACKETS=$FWD_PACKETS in FWD_ROUNDS=$FWD_ROUNDS bursts: under 100000 frames a burst"
-check_range FWD_RUNS 3 99
-check_range FWD_STATS_RUNS 1 99
-check_range BENCH_FWD 0 1
-
 SLAB_BULK_ARGS=${SLAB_BULK_ARGS:-}
 SLAB_BULK_QEMU_ARGS=${SLAB_BULK_QEMU_ARGS:-objs=65536 runs=5}
 ALF_QUEUE_ARGS=${ALF_QUEUE_ARGS:-}
@@ -57,6 +51,63 @@ ALF_QUEUE_QEMU_ARGS=${ALF_QUEUE_QEMU_ARGS:-elems=262144 runs=5}
 QMEMPOOL_ARGS=${QMEMPOOL_ARGS:-}
 SKB_FREE_ARGS=${SKB_FREE_ARGS:-}
 BENCH_WHERE=${BENCH_WHERE:-uml}
+BENCH_CPU=${BENCH_CPU:-auto}
+
+# allowed_cpus: the host CPUs this process may run on, one a line.
+allowed_cpus() {
+	taskset -pc $$ | sed 's/.*: //; s/,/ /g' | tr ' ' '\n' |
+		awk -F- '{ if (NF == 2) for (i = $1; i <= $2; i++) print i; else print $1 }'
+}
+
+### Every parameter, before anything else.  What is refused goes to `refused`; the modules'
+### own refusals are printed as they are found, so they come first.
+refused=()
+for va in $BENCH_ARGS_VARS; do
+	var=${va%%:*} m=${va#*:}
+	# The words insmod gets (split as the guest's shell splits the plan's line, unglobbed).
+	read -ra words <<<"${!var}"
+	rc=0
+	check_module_args "$m" ${words[@]+"${words[@]}"} || rc=$?
+	[ "$rc" != 2 ] || die "cannot read $m's parameters (above)"
+	[ "$rc" = 0 ] || refused+=("$var=\"${!var}\": refused by $m, in its words above")
+done
+# check_range NAME MIN MAX: NAME's value must be an integer from MIN to MAX.
+check_range() {
+	local v=${!1}
+	if ! [[ $v =~ ^[0-9]+$ ]] || [ "${#v}" -gt 18 ] || [ "$v" -lt "$2" ] || [ "$v" -gt "$3" ]; then
+		refused+=("$1=$v: an integer from $2 to $3")
+		return 1
+	fi
+}
+check_range BENCH_BOOTS 1 9 || true
+if check_range FWD_PACKETS 1000000 100000000 && check_range FWD_ROUNDS 1 64; then
+	[ $((FWD_PACKETS / FWD_ROUNDS)) -ge 100000 ] || refused+=(
+		"FWD_PACKETS=$FWD_PACKETS in FWD_ROUNDS=$FWD_ROUNDS bursts: under 100000 frames a burst")
+fi
+check_range FWD_RUNS 3 99 || true
+check_range FWD_STATS_RUNS 1 99 || true
+check_range BENCH_FWD 0 1 || true
+for k in $KERNELS; do
+	[ -d "$PROJECT/patches/$k" ] ||
+		refused+=("KERNELS: '$k' has no patch series patches/$k (known: $ALL_KERNELS)")
+done
+[ -n "${KERNELS// /}" ] || refused+=("KERNELS is empty (known: $ALL_KERNELS)")
+for where in $BENCH_WHERE; do
+	case $where in
+	uml | qemu) ;;
+	*) refused+=("BENCH_WHERE: '$where' is neither uml nor qemu") ;;
+	esac
+done
+[ -n "${BENCH_WHERE// /}" ] || refused+=("BENCH_WHERE is empty: uml, qemu or \"uml qemu\"")
+if [ "$BENCH_CPU" != auto ] && ! allowed_cpus | grep -qx -- "$BENCH_CPU"; then
+	cpus=$(allowed_cpus | paste -sd,)
+	refused+=("BENCH_CPU=$BENCH_CPU: auto or a CPU this process may run on ($cpus)")
+fi
+if [ ${#refused[@]} -gt 0 ]; then
+	printf 'error: %s\n' "${refused[@]}" >&2
+	die "make bench refused its parameters: nothing was built or booted"
+fi
+
 runs=$CACHE_DIR/run
 # Tables are written here first and moved into results/ once every run succeeded.
 stage=$runs/results
@@ -92,8 +143,7 @@ pick_cpu() {
 		load $G_BUILD/um-bench/samples/rust/rust_slab_bulk_bench.ko bulk=16 objs=262144 runs=3
 		unload rust_slab_bulk_bench
 	EOF
-	for cpu in $(taskset -pc $$ | sed 's/.*: //; s/,/ /g' | tr ' ' '\n' |
-		awk -F- '{ if (NF == 2) for (i = $1; i <= $2; i++) print i; else print $1 }'); do
+	for cpu in $(allowed_cpus); do
 		RFL_TASKSET="taskset -c $cpu" "$PROJECT/scripts/uml-run.sh" "$KVER" um-bench "$plan" \
 			"$runs/probe-$KVER-$cpu.log" || continue
 		cost=$(sed -n 's/.*variant=raw_bulk bulk=16 run=[0-9]* objs=\([0-9]*\) tsc=\([0-9]*\).*/\2 \1/p' \
@@ -214,7 +264,7 @@ bench_kernel() {
 		case $where in
 		uml)
 			"$PROJECT/scripts/kernel.sh" "$KVER" um-bench
-			cpu=${BENCH_CPU:-auto}
+			cpu=$BENCH_CPU
 			if [ "$cpu" = auto ]; then
 				read -r cpu probes < <(pick_cpu)
 				log "$KVER: UML pinned to host CPU $cpu (probes:$probes)"
@@ -249,7 +299,6 @@ bench_kernel() {
 			collect qemu x86-smp "QEMU TCG, 2 vCPUs, on $host_cpu" "$runs/bench-qemu-$KVER.log" \
 				rust_slab_bulk_bench rust_alf_queue_bench
 			;;
-		*) die "BENCH_WHERE: unknown '$where'" ;;
 		esac
 	done
 }
