@@ -5,13 +5,16 @@
 #   1. cargo (USERSPACE=0 skips it): the userspace twin and alf_queue (unit tests, doctests,
 #      compile-fail doctests, stress tests), the compile-fail doctests again under nightly
 #      rustdoc (which checks their error codes), then the loom model tests, the same tests under Miri (scripts/miri.sh),
-#      and a short run of the model-based fuzzer (make fuzz runs 10^7 executions);
+#      and a short run of the model-based fuzzer (make fuzz runs 10^7 executions); and, with
+#      USERSPACE=0 too, with no build or boot, make bench given a bad value of each parameter
+#      of each benchmark module, which must refuse it first thing, in the module's words;
 #   2. KUnit on UML through kunit.py (the test kernel: KASAN, kmemleak, lockdep, failslab):
 #      the Rust doctests of the `kernel` crate, ours included, and the project's suites;
 #   3. the same UML kernel booted again: rust_slab_bulk and rust_qmempool re-run through debugfs with
 #      fail_page_alloc set up for the fault-injection tests' tasks, then a kmemleak scan;
 #   4. QEMU x86_64 under TCG with 2 CPUs and an igb NIC (KASAN): the project's suites built in,
-#      then the sample modules loaded and what they report checked (each scenario of the
+#      then the sample modules loaded and what they report checked (the benchmark modules first
+#      with every parameter out of bounds, refused in make bench's words; each scenario of the
 #      alf_queue stress test counts as one test, the slab_bulk driver sample's verdict one
 #      more), the skb free self-check, and pktgen through
 #      igb's TX cleanup and the shim, with the skb head cache's count checked after each phase.
@@ -20,6 +23,8 @@
 # kernel's).
 # shellcheck source=lib.sh
 . "$(dirname "$0")/lib.sh"
+# shellcheck source=bench-params.sh
+. "$PROJECT/scripts/bench-params.sh"
 # The orchestrator must reach its summary whatever a step finds: every failure is counted
 # explicitly below, none may end the script.
 set +e
@@ -140,6 +145,67 @@ rerun_counts() {
 		"$klogs/faults.log" >"$klogs/$2.ktap"
 	kunit_parse "$G_klogs/$2.ktap" "$G_klogs/$2.json"
 	kunit_counts "$klogs/$2.json" 2>/dev/null || echo "0 1"
+}
+
+# bench_refusals: make bench with a bad value of each parameter of each benchmark module (the
+# parameters and their bounds read from the modules' own bench::module_params! blocks), and a
+# name no module has, one case each: each must fail at once with the module's refusal as its
+# first line, with nothing provisioned, built or booted and results/ untouched.  CACHE_DIR is
+# an empty file, under which nothing can be made: a value let through fails at the first
+# step that would provision, build or boot, and the file is no longer alone and empty.  No
+# boot: the QEMU step checks the modules' own words against these.
+bench_refusals() {
+	local va var m table name kind lo hi arg want out rc cache before p=0 f=0
+	local unset=(-u MAKEFLAGS -u MAKELEVEL) # a make of its own, whatever make test was given
+	log "make bench refuses bad module parameters before it builds anything"
+	cache=$(mktemp -d)
+	: >"$cache/file"
+	results_state() { find "$PROJECT/results" -printf '%p %s %T@\n' 2>/dev/null | sort | md5sum; }
+	before=$(results_state)
+	for va in $BENCH_ARGS_VARS; do unset+=(-u "${va%%:*}"); done
+	# try VAR ARG WANT: one case, passed if make bench VAR=ARG fails with WANT first.
+	try() {
+		out=$(cd "$PROJECT" && env "${unset[@]}" CACHE_DIR="$cache/file" \
+			timeout 120 make --no-print-directory bench "$1=$2" 2>&1)
+		rc=$?
+		if [ "$rc" != 0 ] && [ "$rc" != 124 ] && [ "$(head -1 <<<"$out")" = "$3" ] &&
+			[ "$(find "$cache" -mindepth 1)" = "$cache/file" ] && [ ! -s "$cache/file" ]; then
+			p=$((p + 1))
+		else
+			printf '  make bench %s=%s: exit %s, want first "%s", got:\n' "$1" "$2" "$rc" "$3" >&2
+			head -5 <<<"$out" | sed 's/^/    /' >&2
+			find "$cache" -mindepth 1 | head -5 | sed "s|^|    in $cache: |" >&2
+			f=$((f + 1))
+		fi
+	}
+	for va in $BENCH_ARGS_VARS; do
+		var=${va%%:*} m=${va#*:}
+		if ! table=$(module_params "$m"); then
+			f=$((f + 1))
+			continue
+		fi
+		while read -r name kind lo hi; do
+			# One past the upper bound: as the value (uint), or as a list's second entry.
+			arg=$((hi + 1))
+			[ "$kind" = uint ] || arg=$lo,$arg
+			want="$m: $name=$arg refused: "
+			if [ "$kind" = uint ]; then
+				want+="an integer from $lo to $hi"
+			else
+				want+="a comma-separated list of integers from $lo to $hi"
+				want+=" ($(($(param_bound LIST_LEN bench_common) - 1)) characters at most)"
+			fi
+			try "$var" "$name=$arg" "$want"
+		done <<<"$table"
+		want="$m: unknown parameter 'no_such_param': it takes $(cut -d' ' -f1 <<<"$table" | paste -sd,)"
+		try "$var" no_such_param=1 "${want//,/, }"
+	done
+	if [ "$(results_state)" != "$before" ]; then
+		echo "  results/ changed" >&2
+		f=$((f + 1))
+	fi
+	rm -rf "$cache"
+	count "make bench refuses each bad module parameter, nothing built" "$p" "$f"
 }
 
 ### The build lane, in the background: the toolchain root, then for each kernel, side by side,
@@ -302,13 +368,51 @@ kernel_uml_tests() {
 	fi
 }
 
+# refusal_args MODULE: NAME=VALUE for each parameter of MODULE, each one past its upper bound.
+refusal_args() {
+	local name kind lo hi v
+	module_params "$1" | while read -r name kind lo hi; do
+		v=$((hi + 1))
+		[ "$kind" = uint ] || v=$lo,$v
+		printf '%s=%s ' "$name" "$v"
+	done
+}
+
+# bench_modules: the benchmark modules whose parameters make bench takes, one a line.
+bench_modules() {
+	local va
+	for va in $BENCH_ARGS_VARS; do echo "${va#*:}"; done | sort -u
+}
+
+# module_refusals LOG: each benchmark module, loaded in the boot of LOG with every parameter out
+# of its bounds (refusal_args), must have failed to load after printing, parameter by parameter,
+# the very lines make bench prints when it refuses those values (bench_refusals).  One test.
+module_refusals() {
+	local m want got bad=
+	for m in $(bench_modules); do
+		# shellcheck disable=SC2046 # the words, as the plan's load line has them
+		want=$(check_module_args "$m" $(refusal_args "$m") 2>&1)
+		got=$(tr -d '\r' <"$1" | grep -o "$m: [a-z_]*=[^ ]* refused: .*")
+		if ! grep -q "rfl_guest: insmod failed $m.ko" "$1" || [ "$got" != "$want" ]; then
+			printf '  %s: make bench says:\n%s\n  the module said:\n%s\n' "$m" "$want" "${got:-(nothing)}" >&2
+			bad="$bad $m"
+		fi
+	done
+	if [ -z "$bad" ]; then
+		count "benchmark modules refuse bad parameters in make bench's words (QEMU)" 1 0
+	else
+		count "benchmark modules' refusals differ from make bench's:$bad (QEMU)" 0 1
+	fi
+}
+
 # Step 4, on QEMU.
 kernel_qemu_tests() {
 	lane_ok "$KVER-tree" || return 0
 	if step "build x86-smp" wait_lane "$KVER-x86-smp"; then
 		log "QEMU x86_64, 2 CPUs (TCG)"
 		plan=$(mktemp)
-		cat >"$plan" <<-'EOF'
+		for m in $(bench_modules); do echo "load /modules/$m.ko $(refusal_args "$m")"; done >"$plan"
+		cat >>"$plan" <<-'EOF'
 		load /modules/rust_slab_bulk_bench.ko bulk=1,16,64 objs=4096 runs=2
 		unload rust_slab_bulk_bench
 		load /modules/rust_slab_bulk_driver.ko
@@ -333,6 +437,7 @@ kernel_qemu_tests() {
 			kunit_parse "$G_klogs/qemu.log" "$G_klogs/qemu-kunit.json"
 			read -r p f < <(kunit_counts "$klogs/qemu-kunit.json" rust_slab_bulk rust_qmempool 2>/dev/null || echo "0 1")
 			count "KUnit on QEMU x86_64 (2 CPUs)" "$p" "$f"
+			module_refusals "$klogs/qemu.log"
 			# The benchmark samples as smoke tests: loaded, one line per variant, size and run, done.
 			bench_smoke slab_bulk rust_slab_bulk_bench 30 # 5 variants x 3 sizes x 2 runs
 			# A driver keeping objects of a module-lifetime cache across calls: its verdict,
@@ -390,6 +495,7 @@ kernel_qemu_tests() {
 	fi
 }
 
+bench_refusals
 [ -n "${KDIR:-}" ] || step "toolchain" wait_lane toolchain
 # each_kernel STEPS: run the function STEPS for each kernel, in KERNELS' order.
 each_kernel() {
