@@ -266,7 +266,10 @@ macro_rules! module_param_string {
 
         const _: () = {
             static mut STRING: kernel::bindings::kparam_string = kernel::bindings::kparam_string {
-                maxlen: $len as _,
+                maxlen: {
+                    const LEN: usize = $len;
+                    LEN as core::ffi::c_uint
+                },
                 string: core::ptr::addr_of_mut!($var).cast(),
             };
 
