@@ -87,3 +87,55 @@ fn registration_destroys_a_cache_without_boxes() {
     assert_eq!(CACHES_RELEASED.with(|n| n.get()), released + 1);
     assert!(Settled::slot().is_retired());
 }
+
+kernel::static_cache! {
+    /// Allocated from another thread while the registration goes.
+    struct Racing(u64) = c"static_racing", CacheFlags::NO_MERGE;
+}
+
+/// Allocations through the cache type on one thread while the registration is dropped on
+/// another: each allocation either sees the slot retired and fails, or is counted before the
+/// registration reads the count, which then keeps the cache. The boxes that were made stay
+/// valid and free into the cache after the registration is gone; under Miri, a destroy that
+/// raced with an allocation would be a use after free.
+#[test]
+fn allocations_race_with_the_registration_drop() {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    let reg = Racing::register().expect("register");
+    let raw = reg.as_raw();
+    // SAFETY: `raw` is the registration's live cache.
+    unsafe { kmem_cache_destroy_misses_live(raw) };
+    let made = AtomicUsize::new(0);
+    let released = CACHES_RELEASED.with(|n| n.get());
+    let kept = std::thread::scope(|s| {
+        let allocator = s.spawn(|| {
+            let mut kept = Vec::new();
+            for n in 0u64.. {
+                let Ok(b) = Box::<u64, Racing>::new(n, GFP_KERNEL) else {
+                    break;
+                };
+                made.fetch_add(1, Ordering::Relaxed);
+                if n % 4 == 0 {
+                    kept.push(b);
+                }
+            }
+            kept
+        });
+        while made.load(Ordering::Relaxed) < 8 {
+            std::thread::yield_now();
+        }
+        drop(reg);
+        allocator.join().expect("allocator thread")
+    });
+    // Boxes were kept when the registration went: it leaked the cache for them.
+    assert!(!kept.is_empty());
+    assert_eq!(CACHES_RELEASED.with(|n| n.get()), released);
+    assert!(kept.iter().enumerate().all(|(i, b)| **b == 4 * i as u64));
+    drop(kept);
+    // SAFETY: The cache was leaked, not destroyed; it is empty now and unused after this.
+    unsafe {
+        assert_eq!(kmem_cache_objects_in_use(raw), 0);
+        kmem_cache_destroy(raw);
+    }
+}
