@@ -143,8 +143,9 @@ impl DriverState {
                 .map_err(|_| "no memory")?;
         }
         // From the registration's cache, through its allocator type.
-        let single = Box::<_, RequestCache>::new(Request::new(first + SUBMIT_BULK as u64), GFP_KERNEL)
-            .map_err(|_| "single allocation failed")?;
+        let single =
+            Box::<_, RequestCache>::new(Request::new(first + SUBMIT_BULK as u64), GFP_KERNEL)
+                .map_err(|_| "single allocation failed")?;
         guard
             .requests
             .push(single, GFP_KERNEL)
