@@ -776,6 +776,23 @@ pub(crate) fn static_cache_allocator() {
         Err(_) => check!(false),
     }
 
+    // 7.x's node argument: node 0 (there is always one) through `kmem_cache_alloc_node`.
+    #[cfg(kernel_ge_7_0)]
+    {
+        let layout = Layout::new::<Item>();
+        match crate::alloc::NumaNode::new(0)
+            .ok()
+            .and_then(|node| <Items as Allocator>::alloc(layout, GFP_KERNEL, node).ok())
+        {
+            Some(p) => {
+                check!(in_use(&reg) == 1);
+                // SAFETY: `p` was allocated just above with `layout`.
+                unsafe { <Items as Allocator>::free(p.cast(), layout) };
+            }
+            None => check!(false),
+        }
+    }
+
     // After the registration: refused again.
     check!(in_use(&reg) == 0);
     drop(reg);

@@ -85,8 +85,8 @@
 //! *before* it reads the count (all four sequentially consistent): either the allocation sees
 //! the slot retired and fails, or the registration sees it counted and keeps the cache, so an
 //! allocation racing with the destroy on another CPU is no use after free either. The count's
-//! cost, against the same allocation through a borrowed [`Obj`], is measured by the
-//! `rust_slab_bulk` KUnit case `static_box_cost` (printed, not asserted).
+//! cost, against the same allocation through a borrowed [`Obj`], is the `box_single` column of
+//! `samples/rust/rust_slab_bulk_bench.rs` beside `ours_single`.
 //!
 //! - Allocating through `C` fails (`AllocError`) before [`CacheRegistration::new`] and after the
 //!   registration was dropped.
