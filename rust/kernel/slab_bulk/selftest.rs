@@ -698,7 +698,7 @@ pub(crate) fn static_cache_allocator() {
         return;
     };
     check!(a.0 == [7; 6] && *b == 3 && in_use(&reg) == 2);
-    check!((&*a as *const Item) as usize % ALIGN == 0);
+    check!(core::ptr::from_ref::<Item>(&a) as usize % ALIGN == 0);
     // Zero-sized: no object.
     let Ok(z) = Box::<(), Items>::new((), GFP_KERNEL) else {
         check!(false);
