@@ -41,8 +41,11 @@ gate "shellcheck" shellcheck_all
 gate "cargo fmt --check" cargo fmt --manifest-path "$PROJECT/Cargo.toml" --all --check
 gate "cargo clippy" cargo clippy --manifest-path "$PROJECT/Cargo.toml" --workspace --all-targets \
 	--release -- -D warnings
+# With the private items: a broken intra-doc link in a private module (a selftest list, a
+# kernel-only helper compiled into the twin) fails here too, which the kernel's `make rustdoc`,
+# public items only, would not see.
 gate "cargo doc" env RUSTDOCFLAGS="-D warnings" cargo doc --manifest-path "$PROJECT/Cargo.toml" \
-	--workspace --no-deps -q
+	--workspace --no-deps -q --document-private-items
 # CLIPPY=1 rebuilds the Rust objects through clippy-driver; a warning in the project's code is
 # a failure here, one in the kernel's own code is listed (clippy_ours.py tells them apart).
 # shellcheck disable=SC2317 # called through gate

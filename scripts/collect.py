@@ -56,9 +56,11 @@ PTR_RING_NOTE = ("ptr_ring has no bulk produce: n ptr_ring_produce() + one "
 LAYOUT = {
     "slab_bulk": {
         "title": "slab_bulk: 256-byte objects, alloc+free, per object",
-        "variants": ["raw_single", "raw_bulk", "ours_single", "ours_bulk", "ours_batch"],
+        "variants": ["raw_single", "raw_bulk", "ours_single", "ours_bulk", "ours_batch",
+                     "box_single"],
         "ratios": [
             ("ours_single", "raw_single", "ours/raw single"),
+            ("box_single", "ours_single", "Box<T, C>/ours single"),
             ("ours_bulk", "raw_bulk", "ours/raw bulk"),
             ("ours_batch", "raw_bulk", "batch/raw bulk"),
             ("raw_bulk", "raw_single", "bulk/single (C)"),

@@ -440,7 +440,7 @@ kernel_qemu_tests() {
 			count "KUnit on QEMU x86_64 (2 CPUs)" "$p" "$f"
 			module_refusals "$klogs/qemu.log"
 			# The benchmark samples as smoke tests: loaded, one line per variant, size and run, done.
-			bench_smoke slab_bulk rust_slab_bulk_bench 30 # 5 variants x 3 sizes x 2 runs
+			bench_smoke slab_bulk rust_slab_bulk_bench 36 # 6 variants x 3 sizes x 2 runs
 			# A driver keeping objects of a module-lifetime cache across calls: its verdict,
 			# printed at unload once the last requests are freed and the counts checked (a FAIL
 			# line, at load or unload, or no line, fails).

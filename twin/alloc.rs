@@ -1,9 +1,14 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! Stand-in for `kernel::alloc`: GFP flags, `KBox` and `KVec`.
+//! Stand-in for `kernel::alloc`: GFP flags, the `Allocator` trait, `Box` (`KBox`) and `KVec`.
 
 use crate::bindings;
+use core::alloc::Layout;
+use core::fmt;
+use core::marker::PhantomData;
+use core::mem::{ManuallyDrop, MaybeUninit};
 use core::ops::{BitAnd, BitOr, Deref, DerefMut, Not};
+use core::ptr::NonNull;
 
 /// Allocation error, as `kernel::alloc::AllocError`.
 #[derive(Copy, Clone, PartialEq, Eq, Debug)]
@@ -58,45 +63,192 @@ pub mod flags {
     pub const GFP_NOWAIT: Flags = Flags(bindings::GFP_NOWAIT);
     /// Suppress allocation failure reports.
     pub const __GFP_NOWARN: Flags = Flags(bindings::__GFP_NOWARN);
+    /// Zero the allocated memory.
+    pub const __GFP_ZERO: Flags = Flags(bindings::__GFP_ZERO);
 }
 
-/// A heap allocation with the `kernel::alloc::KBox` API used by the shared code and doctests.
-pub struct KBox<T>(Box<T>);
+/// The kernel's `Allocator` trait, as 6.12 has it (7.x adds a NUMA node argument to `alloc`
+/// and `realloc` and a `MIN_ALIGN` constant; the shared code implements both, by `cfg`).
+///
+/// # Safety
+///
+/// As the kernel's: an allocation stays valid until it is freed, and any pointer to one may be
+/// passed to any function of the same allocator.
+pub unsafe trait Allocator {
+    /// Allocates memory for `layout`: `realloc` with `None`.
+    fn alloc(layout: Layout, flags: Flags) -> Result<NonNull<[u8]>, AllocError> {
+        // SAFETY: `None` asks for a new allocation; `old_layout` is then ignored.
+        unsafe { Self::realloc(None, layout, Layout::new::<()>(), flags) }
+    }
 
-impl<T> KBox<T> {
+    /// Reallocates `ptr` (or allocates, for `None`) for `layout`; a size of 0 frees.
+    ///
+    /// # Safety
+    ///
+    /// `ptr`, if `Some`, is an allocation of this allocator made with `old_layout` (or any
+    /// pointer if `old_layout` is zero-sized).
+    unsafe fn realloc(
+        ptr: Option<NonNull<u8>>,
+        layout: Layout,
+        old_layout: Layout,
+        flags: Flags,
+    ) -> Result<NonNull<[u8]>, AllocError>;
+
+    /// Frees `ptr`, allocated with `layout`.
+    ///
+    /// # Safety
+    ///
+    /// As `realloc`'s, and the memory is not used again.
+    unsafe fn free(ptr: NonNull<u8>, layout: Layout) {
+        // SAFETY: Forwarded from the caller; a size of 0 frees.
+        let _ = unsafe { Self::realloc(Some(ptr), Layout::new::<()>(), layout, Flags(0)) };
+    }
+}
+
+/// `kmalloc`, from the process's heap here.
+pub struct Kmalloc;
+
+// SAFETY: Allocations of `std::alloc` stay valid until freed with their layout.
+unsafe impl Allocator for Kmalloc {
+    unsafe fn realloc(
+        ptr: Option<NonNull<u8>>,
+        layout: Layout,
+        old_layout: Layout,
+        flags: Flags,
+    ) -> Result<NonNull<[u8]>, AllocError> {
+        let old = ptr.filter(|_| old_layout.size() != 0);
+        let new = if layout.size() == 0 {
+            // SAFETY: An alignment is never 0.
+            unsafe {
+                NonNull::new_unchecked(core::ptr::null_mut::<u8>().wrapping_add(layout.align()))
+            }
+        } else {
+            // SAFETY: `layout` has a non-zero size.
+            let p = unsafe {
+                if flags.contains(flags::__GFP_ZERO) {
+                    std::alloc::alloc_zeroed(layout)
+                } else {
+                    std::alloc::alloc(layout)
+                }
+            };
+            let p = NonNull::new(p).ok_or(AllocError)?;
+            if let Some(old) = old {
+                let n = layout.size().min(old_layout.size());
+                // SAFETY: Both are valid for `n` bytes and distinct allocations.
+                unsafe { core::ptr::copy_nonoverlapping(old.as_ptr(), p.as_ptr(), n) };
+            }
+            p
+        };
+        if let Some(old) = old {
+            // SAFETY: `old` was allocated with `old_layout` (the caller's contract).
+            unsafe { std::alloc::dealloc(old.as_ptr(), old_layout) };
+        }
+        Ok(NonNull::slice_from_raw_parts(new, layout.size()))
+    }
+}
+
+/// The kernel's `Box<T, A>`: one `T` in memory from the allocator `A`, freed to it on drop.
+///
+/// The part of 6.12's API (and 7.x's, which has the same) that the shared code and doctests
+/// use. As the kernel's, a panic in `T::drop` leaves the memory unfreed.
+pub struct Box<T: ?Sized, A: Allocator>(NonNull<T>, PhantomData<(A, T)>);
+
+/// `Box` with `Kmalloc`.
+pub type KBox<T> = Box<T, Kmalloc>;
+
+// SAFETY: A `Box` owns its `T`.
+unsafe impl<T: Send + ?Sized, A: Allocator> Send for Box<T, A> {}
+// SAFETY: `&Box` only gives `&T`.
+unsafe impl<T: Sync + ?Sized, A: Allocator> Sync for Box<T, A> {}
+
+impl<T, A: Allocator> Box<T, A> {
     /// Allocates and moves `x` in.
-    pub fn new(x: T, _flags: Flags) -> Result<Self, AllocError> {
-        Ok(Self(Box::new(x)))
+    pub fn new(x: T, flags: Flags) -> Result<Self, AllocError> {
+        Ok(Self::new_uninit(flags)?.write(x))
     }
 
     /// Allocates uninitialised memory for a `T`.
-    pub fn new_uninit(_flags: Flags) -> Result<KBox<core::mem::MaybeUninit<T>>, AllocError> {
-        Ok(KBox(Box::new_uninit()))
+    pub fn new_uninit(flags: Flags) -> Result<Box<MaybeUninit<T>, A>, AllocError> {
+        let ptr = A::alloc(Layout::new::<MaybeUninit<T>>(), flags)?;
+        Ok(Box(ptr.cast(), PhantomData))
+    }
+
+    /// Takes ownership of a pointer from [`Box::into_raw`].
+    ///
+    /// # Safety
+    ///
+    /// `raw` must come from `Box::<T, A>::into_raw` (or be memory of `A` for a `T`, holding a
+    /// valid one), owned by nobody else.
+    pub const unsafe fn from_raw(raw: *mut T) -> Self {
+        // SAFETY: Not null, by the caller's contract.
+        Self(unsafe { NonNull::new_unchecked(raw) }, PhantomData)
+    }
+
+    /// Gives up ownership without freeing.
+    pub fn into_raw(b: Self) -> *mut T {
+        ManuallyDrop::new(b).0.as_ptr()
+    }
+
+    /// Moves the value out and frees the memory.
+    pub fn into_inner(b: Self) -> T {
+        let b = ManuallyDrop::new(b);
+        // SAFETY: The box holds a valid `T`, read once, its memory freed just after.
+        let value = unsafe { b.0.as_ptr().read() };
+        // SAFETY: The memory was allocated by `A` for a `T`.
+        unsafe { A::free(b.0.cast(), Layout::new::<T>()) };
+        value
     }
 }
 
-impl<T> KBox<core::mem::MaybeUninit<T>> {
+impl<T, A: Allocator> Box<MaybeUninit<T>, A> {
+    /// Writes `value` and returns the initialised box.
+    pub fn write(self, value: T) -> Box<T, A> {
+        let this = ManuallyDrop::new(self);
+        // SAFETY: The memory is valid for a `T`.
+        unsafe { this.0.as_ptr().cast::<T>().write(value) };
+        Box(this.0.cast(), PhantomData)
+    }
+
     /// Declares the contents initialised.
     ///
     /// # Safety
     ///
     /// The contents must be a valid `T`.
-    pub unsafe fn assume_init(self) -> KBox<T> {
-        // SAFETY: Forwarded from the caller.
-        KBox(unsafe { self.0.assume_init() })
+    pub unsafe fn assume_init(self) -> Box<T, A> {
+        let this = ManuallyDrop::new(self);
+        Box(this.0.cast(), PhantomData)
     }
 }
 
-impl<T> Deref for KBox<T> {
+impl<T: ?Sized, A: Allocator> Deref for Box<T, A> {
     type Target = T;
     fn deref(&self) -> &T {
-        &self.0
+        // SAFETY: The box holds a valid `T`.
+        unsafe { self.0.as_ref() }
     }
 }
 
-impl<T> DerefMut for KBox<T> {
+impl<T: ?Sized, A: Allocator> DerefMut for Box<T, A> {
     fn deref_mut(&mut self) -> &mut T {
-        &mut self.0
+        // SAFETY: As in `deref`, and `&mut self` is unique.
+        unsafe { self.0.as_mut() }
+    }
+}
+
+impl<T: ?Sized + fmt::Debug, A: Allocator> fmt::Debug for Box<T, A> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Debug::fmt(&**self, f)
+    }
+}
+
+impl<T: ?Sized, A: Allocator> Drop for Box<T, A> {
+    fn drop(&mut self) {
+        // SAFETY: The box holds a valid `T`.
+        let layout = Layout::for_value::<T>(unsafe { self.0.as_ref() });
+        // SAFETY: As above; dropped once.
+        unsafe { core::ptr::drop_in_place(self.0.as_ptr()) };
+        // SAFETY: Allocated by `A` with `layout`.
+        unsafe { A::free(self.0.cast(), layout) };
     }
 }
 

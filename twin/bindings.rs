@@ -49,6 +49,7 @@ pub const __GFP_DIRECT_RECLAIM: gfp_t = 1 << 4;
 pub const __GFP_KSWAPD_RECLAIM: gfp_t = 1 << 5;
 pub const __GFP_NOWARN: gfp_t = 1 << 6;
 pub const __GFP_NOFAIL: gfp_t = 1 << 7;
+pub const __GFP_ZERO: gfp_t = 1 << 8;
 pub const GFP_KERNEL: gfp_t = __GFP_DIRECT_RECLAIM | __GFP_KSWAPD_RECLAIM | __GFP_IO | __GFP_FS;
 pub const GFP_ATOMIC: gfp_t = __GFP_HIGH | __GFP_KSWAPD_RECLAIM;
 pub const GFP_NOWAIT: gfp_t = __GFP_KSWAPD_RECLAIM | __GFP_NOWARN;
@@ -63,6 +64,9 @@ pub const SLAB_ACCOUNT: slab_flags_t = 1 << 14;
 pub const SLAB_RECLAIM_ACCOUNT: slab_flags_t = 1 << 16;
 
 pub const PAGE_SIZE: usize = 4096;
+/// One NUMA node, as a kernel without `CONFIG_NUMA`.
+pub const MAX_NUMNODES: u32 = 1;
+pub const NUMA_NO_NODE: core::ffi::c_int = -1;
 /// `PAGE_SIZE << MAX_PAGE_ORDER` (order 10).
 pub const KMALLOC_MAX_SIZE: u32 = (PAGE_SIZE as u32) << 10;
 const ARCH_SLAB_MINALIGN: usize = 8;
@@ -248,6 +252,10 @@ impl kmem_cache {
             }
         }
         st.live.insert(obj);
+        if flags & __GFP_ZERO != 0 {
+            // SAFETY: `obj` is a whole object inside a live slab, now owned by the caller.
+            unsafe { core::ptr::write_bytes(obj as *mut u8, 0, self.stride) };
+        }
         Some(obj)
     }
 
@@ -389,6 +397,17 @@ pub unsafe fn kmem_cache_alloc_noprof(s: *mut kmem_cache, flags: gfp_t) -> *mut 
     let mut st = s.lock();
     s.take_object(&mut st, flags)
         .map_or(core::ptr::null_mut(), |o| o as *mut c_void)
+}
+
+/// `kmem_cache_alloc_node_noprof`: the twin has one node, so `node` only has to be valid.
+pub unsafe fn kmem_cache_alloc_node_noprof(
+    s: *mut kmem_cache,
+    flags: gfp_t,
+    node: core::ffi::c_int,
+) -> *mut c_void {
+    assert!(node == NUMA_NO_NODE || (0..MAX_NUMNODES as core::ffi::c_int).contains(&node));
+    // SAFETY: Forwarded from the caller.
+    unsafe { kmem_cache_alloc_noprof(s, flags) }
 }
 
 pub unsafe fn kmem_cache_free(s: *mut kmem_cache, objp: *mut c_void) {

@@ -2,8 +2,6 @@
 
 //! Misuse of `kernel::slab_bulk` that must not compile.
 //!
-//! [`StaticObj`]: crate::slab_bulk::StaticObj
-//!
 //! Each example is a `compile_fail` doctest pinned to the error code it must fail with, so that
 //! an example failing for an unrelated reason (a typo, an API change) does not pass silently.
 //! The kernel's rustdoc never sees this module: it is the twin's.
@@ -161,37 +159,38 @@
 //! });
 //! ```
 //!
-//! Making a [`StaticObj`] without its registration, here from a cache of the same type:
+//! Keeping an object as a box of a static cache without its registration, here from a cache of
+//! the same type:
 //!
 //! ```compile_fail,E0308
-//! use kernel::alloc::flags::GFP_KERNEL;
-//! use kernel::slab_bulk::{CacheFlags, CacheRegistration, KmemCache, StaticObj};
+//! use kernel::alloc::{flags::GFP_KERNEL, Box};
+//! use kernel::slab_bulk::{CacheFlags, CacheRegistration, KmemCache};
 //! kernel::static_cache! { struct Vals(u64) = c"cf_vals", CacheFlags::NONE; }
 //! let cache = KmemCache::<u64>::new(c"cf", CacheFlags::NONE).unwrap();
 //! let obj = cache.alloc(1, GFP_KERNEL).unwrap();
-//! let _kept: StaticObj<Vals> = CacheRegistration::<Vals>::keep(&cache, obj).unwrap();
+//! let _kept: Box<u64, Vals> = CacheRegistration::<Vals>::keep(&cache, obj).unwrap();
 //! ```
 //!
-//! Giving a kept object back to the registration of another cache type:
+//! Giving a box of one static cache back to the registration of another cache type:
 //!
 //! ```compile_fail,E0308
-//! use kernel::alloc::flags::GFP_KERNEL;
+//! use kernel::alloc::{flags::GFP_KERNEL, Box};
 //! use kernel::slab_bulk::{CacheFlags, StaticCache};
 //! kernel::static_cache! { struct A(u64) = c"cf_a", CacheFlags::NONE; }
 //! kernel::static_cache! { struct B(u64) = c"cf_b", CacheFlags::NONE; }
 //! let (a, b) = (A::register().unwrap(), B::register().unwrap());
-//! let kept = a.alloc_static(1, GFP_KERNEL).unwrap();
-//! let _obj = kept.into_obj(&b);
+//! let kept = Box::<u64, A>::new(1, GFP_KERNEL).unwrap();
+//! let _obj = b.to_obj(kept);
 //! ```
 //!
-//! Sending a kept object whose contents may not cross threads:
+//! Sending a box of a static cache whose contents may not cross threads:
 //!
 //! ```compile_fail,E0277
-//! use kernel::alloc::flags::GFP_KERNEL;
+//! use kernel::alloc::{flags::GFP_KERNEL, Box};
 //! use kernel::slab_bulk::{CacheFlags, StaticCache};
 //! kernel::static_cache! { struct Rcs(std::rc::Rc<u8>) = c"cf_rc", CacheFlags::NONE; }
 //! let reg = Rcs::register().unwrap();
-//! let kept = reg.alloc_static(std::rc::Rc::new(1), GFP_KERNEL).unwrap();
+//! let kept = Box::<_, Rcs>::new(std::rc::Rc::new(1), GFP_KERNEL).unwrap();
 //! std::thread::scope(|s| {
 //!     s.spawn(move || drop(kept));
 //! });
@@ -241,18 +240,18 @@
 //! ... and the module-lifetime caches' examples likewise:
 //!
 //! ```
-//! use kernel::alloc::flags::GFP_KERNEL;
+//! use kernel::alloc::{flags::GFP_KERNEL, Box};
 //! use kernel::slab_bulk::{CacheFlags, StaticCache};
 //! kernel::static_cache! { struct A(u64) = c"cf_a", CacheFlags::NONE; }
 //! kernel::static_cache! { struct Arcs(std::sync::Arc<u8>) = c"cf_arc", CacheFlags::NONE; }
 //! let a = A::register().unwrap();
 //! let obj = a.alloc(1, GFP_KERNEL).unwrap();
-//! let kept = a.keep(obj).unwrap();
-//! let obj = kept.into_obj(&a);
+//! let kept: Box<u64, A> = a.keep(obj).unwrap();
+//! let obj = a.to_obj(kept);
 //! assert_eq!(*obj, 1);
 //! drop(obj);
 //! let arcs = Arcs::register().unwrap();
-//! let kept = arcs.alloc_static(std::sync::Arc::new(1), GFP_KERNEL).unwrap();
+//! let kept = Box::<_, Arcs>::new(std::sync::Arc::new(1), GFP_KERNEL).unwrap();
 //! std::thread::scope(|s| {
 //!     s.spawn(move || drop(kept));
 //! });

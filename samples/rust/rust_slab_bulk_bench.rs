@@ -3,7 +3,7 @@
 //! Benchmark of the slab bulk API, after prototype-kernel's `slab_bulk_test01`.
 //!
 //! For each bulk size `n`, the cost per object of allocating `n` objects of 256 bytes (the skb
-//! size of prototype-kernel's test) and freeing them again, five ways, interleaved within each
+//! size of prototype-kernel's test) and freeing them again, six ways, interleaved within each
 //! repetition, in an order that rotates from one repetition to the next:
 //!
 //! - `raw_single`: `kmem_cache_alloc` `n` times, then `kmem_cache_free` `n` times (C API);
@@ -15,7 +15,14 @@
 //! - `ours_bulk`: [`Cache::alloc_bulk_in`] into an array of `n` slots, the `ObjSlice` it
 //!   returns dropped (`kernel::slab_bulk` in the C API's shape: the caller's array);
 //! - `ours_batch`: [`ObjBatch::alloc`] and [`ObjBatch::free`] (`kernel::slab_bulk`, a batch that
-//!   holds its array, as a pool or a driver's ring keeps one).
+//!   holds its array, as a pool or a driver's ring keeps one);
+//! - `box_single`: `ours_single` through a module-lifetime cache's allocator type,
+//!   `Box::<Object, BoxCache>::new_uninit` `n` times into an array of `Option<Box>`, then each
+//!   taken out and dropped: the cost of the live-object count that keeps such a cache from
+//!   being destroyed under its boxes (an atomic add and subtract per object), beside
+//!   `ours_single`. Its cache is the module's one registration, created at load time with
+//!   `SLAB_HWCACHE_ALIGN | SLAB_NO_MERGE` whatever `nomerge` and `fresh` say, and emptied after
+//!   every run as the others are.
 //!
 //! Where code and data sit moves the figures by a few percent, more than the targets' margins:
 //! the same machine code can cost more at one address than at another, and the same loop more
@@ -42,7 +49,9 @@ use core::mem::{self, MaybeUninit};
 use core::ptr;
 use kernel::bindings;
 use kernel::prelude::*;
-use kernel::slab_bulk::{Cache, CacheFlags, KmemCache, Obj, ObjBatch, ObjSlot};
+use kernel::slab_bulk::{
+    Cache, CacheFlags, CacheRegistration, KmemCache, Obj, ObjBatch, ObjSlot, StaticCache,
+};
 
 #[path = "bench_common.rs"]
 mod bench;
@@ -95,6 +104,13 @@ const _: () = assert!(DATA_PLACEMENTS == CODE_PLACEMENTS);
 type Object = [u8; 256];
 type Batch<'c> = ObjBatch<'c, MaybeUninit<Object>, MAX_BULK>;
 type Single<'c> = Option<Obj<'c, MaybeUninit<Object>>>;
+type Boxed = Option<Box<MaybeUninit<Object>, BoxCache>>;
+
+kernel::static_cache! {
+    /// The cache of `box_single`, for the life of the module.
+    struct BoxCache(Object) = c"rust_slab_bulk_bench_box",
+        CacheFlags::HWCACHE_ALIGN | CacheFlags::NO_MERGE;
+}
 
 bench::module_params! {
     /// The bulk sizes.
@@ -116,7 +132,7 @@ bench::module_params! {
     fresh: uint 0..=1 = 1;
 }
 
-/// The five ways to allocate and free.
+/// The six ways to allocate and free.
 #[derive(Clone, Copy)]
 enum Variant {
     RawSingle,
@@ -124,16 +140,18 @@ enum Variant {
     OursSingle,
     OursBulk,
     OursBatch,
+    BoxSingle,
 }
 
 impl Variant {
     /// Every variant, in the order the first repetition runs them.
-    const ALL: [Self; 5] = [
+    const ALL: [Self; 6] = [
         Self::RawSingle,
         Self::RawBulk,
         Self::OursSingle,
         Self::OursBulk,
         Self::OursBatch,
+        Self::BoxSingle,
     ];
 
     /// The name in the result lines.
@@ -144,11 +162,15 @@ impl Variant {
             Self::OursSingle => "ours_single",
             Self::OursBulk => "ours_bulk",
             Self::OursBatch => "ours_batch",
+            Self::BoxSingle => "box_single",
         }
     }
 }
 
-struct SlabBulkBench;
+struct SlabBulkBench {
+    /// `box_single`'s cache, destroyed when the module goes.
+    _boxes: CacheRegistration<BoxCache>,
+}
 
 /// Whether `kmem_cache_alloc_bulk` allocated what it was asked for, from what it returns: the
 /// number of objects (`int`) up to 6.x, a `bool` from 7.0 on; all or nothing either way.
@@ -176,6 +198,8 @@ struct Run<'c, 'b> {
     ptrs: &'b mut [*mut c_void],
     /// `ours_single`'s objects, all `None` between rounds.
     objs: &'b mut [Single<'c>],
+    /// `box_single`'s objects, all `None` between rounds.
+    boxes: &'b mut [Boxed],
     batch: &'b mut Batch<'c>,
     flags: kernel::alloc::Flags,
     gfp: bindings::gfp_t,
@@ -262,6 +286,34 @@ fn ours_single<const P: usize>(run: &mut Run<'_, '_>, loops: usize) -> usize {
     failed
 }
 
+/// `kernel::slab_bulk`, one object at a time, through a module-lifetime cache's allocator.
+#[inline(never)]
+fn box_single<const P: usize>(run: &mut Run<'_, '_>, loops: usize) -> usize {
+    placed::<P>();
+    let flags = run.flags;
+    let boxes = &mut *run.boxes;
+    let n = boxes.len();
+    let mut failed = 0;
+    // Indexed loops, as in `ours_single`.
+    #[allow(clippy::needless_range_loop)]
+    for _ in 0..loops {
+        for i in 0..n {
+            // Every slot is `None` here, as in `ours_single`.
+            mem::forget(mem::replace(
+                &mut boxes[i],
+                Box::<Object, BoxCache>::new_uninit(flags).ok(),
+            ));
+        }
+        for i in 0..n {
+            match boxes[i].take() {
+                Some(obj) => drop(obj),
+                None => failed += 1,
+            }
+        }
+    }
+    failed
+}
+
 /// `kernel::slab_bulk`, in bulk into an array of the caller's.
 #[inline(never)]
 fn ours_bulk<const P: usize>(run: &mut Run<'_, '_>, loops: usize) -> usize {
@@ -333,6 +385,11 @@ fn measure(
     for _ in 0..SINGLE_ARRAY {
         objs.push(None, GFP_KERNEL)?;
     }
+    // 8-byte entries: half of its room goes unused, and its places are those of `objs`.
+    let mut boxes = KVec::<Boxed>::with_capacity(SINGLE_ARRAY, GFP_KERNEL)?;
+    for _ in 0..SINGLE_ARRAY {
+        boxes.push(None, GFP_KERNEL)?;
+    }
     // The first entry at place `at.data`, in the array of pointers and in `objs`.
     let (first, first_single) = (
         at.data * PLACEMENT_STRIDE / 8,
@@ -347,6 +404,7 @@ fn measure(
         cache,
         ptrs: &mut arrays.ptrs[first..first + n],
         objs: &mut objs[first_single..first_single + n],
+        boxes: &mut boxes[first_single..first_single + n],
         batch: ObjBatch::init_in_place(&mut slot, cache.uninit()),
         flags,
         gfp,
@@ -362,6 +420,7 @@ fn measure(
             Variant::OursSingle => in_copy!(copy, ours_single(run, loops)),
             Variant::OursBulk => in_copy!(copy, ours_bulk(run, loops)),
             Variant::OursBatch => in_copy!(copy, ours_batch(run, loops)),
+            Variant::BoxSingle => in_copy!(copy, box_single(run, loops)),
         }
     });
     // The batch lives in `slot`, which does not drop it: it is empty after every variant.
@@ -381,6 +440,7 @@ fn measure(
 impl kernel::Module for SlabBulkBench {
     fn init(_module: &'static ThisModule) -> Result<Self> {
         let p = Params::read()?;
+        let boxes = BoxCache::register()?;
         let mut flags = CacheFlags::HWCACHE_ALIGN;
         if p.nomerge != 0 {
             flags = flags | CacheFlags::NO_MERGE;
@@ -448,6 +508,6 @@ impl kernel::Module for SlabBulkBench {
             }
         }
         bench::done("slab_bulk");
-        Ok(SlabBulkBench)
+        Ok(SlabBulkBench { _boxes: boxes })
     }
 }

@@ -4,15 +4,16 @@
 //!
 //! The module declares a cache of its request type once ([`kernel::static_cache!`]), registers
 //! it at load time and keeps the registration in its state, beside a `Mutex<KVec<...>>` of the
-//! requests in flight: [`StaticObj`]s, which borrow nothing, so the state is a plain struct
-//! behind an `Arc`, as a device's would be. Each round is two calls a driver would get:
+//! requests in flight: `Box<Request, RequestCache>`s (the cache type is the kernel's
+//! `Allocator` over the cache), which borrow nothing, so the state is a plain struct behind an
+//! `Arc`, as a device's would be. Each round is two calls a driver would get:
 //!
 //! - submit: 32 requests in one bulk allocation ([`Cache::alloc_bulk_with`] on the
-//!   registration), each kept with [`CacheRegistration::keep`] and parked in the vector, and one
-//!   more allocated on its own ([`CacheRegistration::alloc_static`]);
+//!   registration), each kept as a box with [`CacheRegistration::keep`] and parked in the
+//!   vector, and one more allocated on its own from the cache (`Box::new`);
 //! - complete: the 24 oldest requests taken out of the vector, checked (first in, first out)
-//!   and freed in bulk, 16 at a time: back to borrowed objects with [`StaticObj::into_obj`],
-//!   into a [`FreeBatch`].
+//!   and freed in bulk, 16 at a time: back to borrowed objects with
+//!   [`CacheRegistration::to_obj`], into a [`FreeBatch`].
 //!
 //! Eight rounds run at load time; what is still in flight then (72 requests) stays in the
 //! module's state until it is unloaded, when it is completed the same way and the cache goes.
@@ -37,7 +38,7 @@
 use core::mem;
 use kernel::new_mutex;
 use kernel::prelude::*;
-use kernel::slab_bulk::{CacheFlags, CacheRegistration, FreeBatch, StaticCache, StaticObj};
+use kernel::slab_bulk::{CacheFlags, CacheRegistration, FreeBatch, StaticCache};
 use kernel::sync::{Arc, Mutex};
 
 #[path = "bench_common.rs"]
@@ -89,7 +90,7 @@ kernel::static_cache! {
 /// The requests in flight and the counters, under the state's mutex.
 struct InFlight {
     /// Oldest first.
-    requests: KVec<StaticObj<RequestCache>>,
+    requests: KVec<Box<Request, RequestCache>>,
     submitted: u64,
     completed: u64,
 }
@@ -141,10 +142,10 @@ impl DriverState {
                 .push(kept, GFP_KERNEL)
                 .map_err(|_| "no memory")?;
         }
-        let single = self
-            .reg
-            .alloc_static(Request::new(first + SUBMIT_BULK as u64), GFP_KERNEL)
-            .map_err(|_| "single allocation failed")?;
+        // From the registration's cache, through its allocator type.
+        let single =
+            Box::<_, RequestCache>::new(Request::new(first + SUBMIT_BULK as u64), GFP_KERNEL)
+                .map_err(|_| "single allocation failed")?;
         guard
             .requests
             .push(single, GFP_KERNEL)
@@ -169,7 +170,7 @@ impl DriverState {
                 fifo &= req.seq == next && req.intact();
                 next += 1;
                 // Back to an object that borrows the registration, freed with 15 others.
-                done.add(req.into_obj(&self.reg));
+                done.add(self.reg.to_obj(req));
             } else {
                 rest.push(req, GFP_KERNEL).map_err(|_| "no memory")?;
             }

@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! A registration dropped while `StaticObj`s live, which only userspace tests: the kernel then
-//! warns, and `make test` fails on any warning in its logs.
+//! A registration dropped while boxes of its cache (`Box<T, C>`) live, which only userspace
+//! tests: the kernel then warns, and `make test` fails on any warning in its logs.
 //!
-//! The registration counts its `StaticObj`s and does not destroy a cache that has some: it
+//! The slot counts the objects of its allocator and does not destroy a cache that has some: it
 //! leaks it, so they stay valid and may still be freed to it. That must not rest on
 //! `kmem_cache_destroy` keeping a cache whose shutdown found objects: without
 //! `CONFIG_SLUB_DEBUG`, or for KFENCE's objects, it does not find them and releases the cache.
@@ -11,6 +11,7 @@
 //! frees below would be a use after free, which Miri reports.
 
 use kernel::alloc::flags::GFP_KERNEL;
+use kernel::alloc::Box;
 use kernel::bindings::{
     kmem_cache_destroy, kmem_cache_destroy_misses_live, kmem_cache_objects_in_use, CACHES_RELEASED,
 };
@@ -27,16 +28,13 @@ fn objects_outlive_their_registration() {
     let raw = reg.as_raw();
     // SAFETY: `raw` is the registration's live cache.
     unsafe { kmem_cache_destroy_misses_live(raw) };
-    let mut kept = reg.alloc_static([1; 8], GFP_KERNEL).expect("alloc");
+    let mut kept = Box::<_, Survivors>::new([1; 8], GFP_KERNEL).expect("alloc");
     let mut batch = reg
         .alloc_bulk_with::<4>(GFP_KERNEL, |i| [i as u64; 8])
         .expect("bulk");
     let other = reg.keep(batch.pop().expect("pop")).expect("keep");
     // Turned back into a borrowed object: no longer counted, freed with the batch.
-    let back = reg
-        .keep(batch.pop().expect("pop"))
-        .expect("keep")
-        .into_obj(&reg);
+    let back = reg.to_obj(reg.keep(batch.pop().expect("pop")).expect("keep"));
     batch.push(back).map_err(|_| ()).expect("push");
     drop(batch);
     // SAFETY: The cache is live.
@@ -48,6 +46,8 @@ fn objects_outlive_their_registration() {
     assert_eq!(CACHES_RELEASED.with(|n| n.get()), released);
     assert!(Survivors::slot().is_retired());
     assert!(Survivors::register().is_err());
+    // The allocator refuses once the registration is gone.
+    assert!(Box::<_, Survivors>::new([0; 8], GFP_KERNEL).is_err());
     // SAFETY: The cache was leaked for the two objects: it is still live.
     assert_eq!(unsafe { kmem_cache_objects_in_use(raw) }, 2);
 
@@ -70,20 +70,72 @@ kernel::static_cache! {
 }
 
 #[test]
-fn registration_destroys_a_cache_without_static_objects() {
+fn registration_destroys_a_cache_without_boxes() {
     let reg = Settled::register().expect("register");
     let raw = reg.as_raw();
     // SAFETY: `raw` is the registration's live cache.
     unsafe { kmem_cache_destroy_misses_live(raw) };
-    let a = reg.alloc_static(1, GFP_KERNEL).expect("alloc");
-    let b = reg.alloc_static(2, GFP_KERNEL).expect("alloc");
+    let a = Box::<_, Settled>::new(1, GFP_KERNEL).expect("alloc");
+    let b = Box::<_, Settled>::new(2, GFP_KERNEL).expect("alloc");
     drop(a);
-    let b = b.into_obj(&reg);
+    let b = reg.to_obj(b);
     assert_eq!(*b, 2);
     drop(b);
-    // No `StaticObj` left: the registration destroys the cache.
+    // No box left: the registration destroys the cache.
     let released = CACHES_RELEASED.with(|n| n.get());
     drop(reg);
     assert_eq!(CACHES_RELEASED.with(|n| n.get()), released + 1);
     assert!(Settled::slot().is_retired());
+}
+
+kernel::static_cache! {
+    /// Allocated from another thread while the registration goes.
+    struct Racing(u64) = c"static_racing", CacheFlags::NO_MERGE;
+}
+
+/// Allocations through the cache type on one thread while the registration is dropped on
+/// another: each allocation either sees the slot retired and fails, or is counted before the
+/// registration reads the count, which then keeps the cache. The boxes that were made stay
+/// valid and free into the cache after the registration is gone; under Miri, a destroy that
+/// raced with an allocation would be a use after free.
+#[test]
+fn allocations_race_with_the_registration_drop() {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    let reg = Racing::register().expect("register");
+    let raw = reg.as_raw();
+    // SAFETY: `raw` is the registration's live cache.
+    unsafe { kmem_cache_destroy_misses_live(raw) };
+    let made = AtomicUsize::new(0);
+    let released = CACHES_RELEASED.with(|n| n.get());
+    let kept = std::thread::scope(|s| {
+        let allocator = s.spawn(|| {
+            let mut kept = Vec::new();
+            for n in 0u64.. {
+                let Ok(b) = Box::<u64, Racing>::new(n, GFP_KERNEL) else {
+                    break;
+                };
+                made.fetch_add(1, Ordering::Relaxed);
+                if n % 4 == 0 {
+                    kept.push(b);
+                }
+            }
+            kept
+        });
+        while made.load(Ordering::Relaxed) < 8 {
+            std::thread::yield_now();
+        }
+        drop(reg);
+        allocator.join().expect("allocator thread")
+    });
+    // Boxes were kept when the registration went: it leaked the cache for them.
+    assert!(!kept.is_empty());
+    assert_eq!(CACHES_RELEASED.with(|n| n.get()), released);
+    assert!(kept.iter().enumerate().all(|(i, b)| **b == 4 * i as u64));
+    drop(kept);
+    // SAFETY: The cache was leaked, not destroyed; it is empty now and unused after this.
+    unsafe {
+        assert_eq!(kmem_cache_objects_in_use(raw), 0);
+        kmem_cache_destroy(raw);
+    }
 }

@@ -182,16 +182,14 @@ impl<T> Drop for Obj<'_, T> {
 }
 
 /// Drops the `T` in `obj`, then frees `obj` to `cache` with `kmem_cache_free`, also should
-/// `T::drop` panic (in userspace): how [`Obj`] and [`StaticObj`] end an object's life.
-///
-/// [`StaticObj`]: super::StaticObj
+/// `T::drop` panic (in userspace): how an [`Obj`] ends an object's life.
 ///
 /// # Safety
 ///
 /// `obj` must be a live object of `cache` holding a valid `T`, owned by the caller, who gives
 /// it up: neither the `T` nor the object may be used afterwards.
 #[inline]
-pub(super) unsafe fn drop_and_free<T>(cache: *mut bindings::kmem_cache, obj: NonNull<T>) {
+unsafe fn drop_and_free<T>(cache: *mut bindings::kmem_cache, obj: NonNull<T>) {
     // INVARIANT: `obj` is a live object of `cache` owned by the caller (safety contract),
     // handed to the guard, which frees it after the `T` is dropped, also should `T::drop`
     // panic.

@@ -14,15 +14,18 @@
 //! the middle of a bulk request therefore needs `fail_page_alloc` to refuse every page: for the
 //! test's own task only, through `task-filter` and `make_it_fail` ([`bulk_fault_positions`]).
 
-use super::{Cache, CacheFlags, FreeBatch, KmemCache, Obj, ObjBatch, StaticCache, StaticObj};
+use super::{Cache, CacheFlags, FreeBatch, KmemCache, Obj, ObjBatch, StaticCache};
 use crate::alloc::flags::GFP_KERNEL;
 #[cfg(all(CONFIG_FAILSLAB, CONFIG_FAIL_PAGE_ALLOC))]
 use crate::alloc::flags::GFP_NOWAIT;
 use crate::alloc::KVec;
+use crate::alloc::{AllocError, Allocator, Box, Flags};
 #[cfg(all(CONFIG_FAILSLAB, CONFIG_FAIL_PAGE_ALLOC))]
 use crate::error::code::ENOMEM;
 use crate::error::code::{EBUSY, EINVAL};
+use core::alloc::Layout;
 use core::mem::{self, MaybeUninit};
+use core::ptr::NonNull;
 use core::sync::atomic::{AtomicUsize, Ordering};
 
 /// Asserts in both worlds: KUnit's assertion in the kernel, `assert!` in the twin. (The file
@@ -53,6 +56,7 @@ macro_rules! selftests {
         $m! {
             rust_slab_bulk;
             cache_create_errors,
+            cache_size_boundaries,
             single_alloc_free,
             bulk_every_size,
             bulk_in_every_size,
@@ -62,6 +66,7 @@ macro_rules! selftests {
             large_alignment,
             static_cache_objects,
             static_cache_rules,
+            static_cache_allocator,
             #[cfg(all(CONFIG_FAILSLAB, CONFIG_FAIL_PAGE_ALLOC))]
             bulk_fault_nth,
             #[cfg(all(CONFIG_FAILSLAB, CONFIG_FAIL_PAGE_ALLOC))]
@@ -456,7 +461,7 @@ pub(crate) fn static_cache_objects() {
     };
     check!(in_use(&reg) == 0);
     // The driver's state, kept between calls: owned objects, no borrow of `reg`.
-    let mut inflight = KVec::<StaticObj<Requests>>::new();
+    let mut inflight = KVec::<Box<Request, Requests>>::new();
     let (mut submitted, mut completed) = (0, 0);
     for _call in 0..3 {
         // Submit: 16 requests in one bulk allocation and one on its own, all kept.
@@ -475,7 +480,7 @@ pub(crate) fn static_cache_objects() {
             }
         }
         drop(batch);
-        match reg.alloc_static(
+        match Box::<_, Requests>::new(
             Request {
                 id: first + 16,
                 len: 0,
@@ -500,7 +505,7 @@ pub(crate) fn static_cache_objects() {
         };
         for (i, req) in mem::take(&mut inflight).into_iter().enumerate() {
             if i % 2 == 0 {
-                done.add(req.into_obj(&reg));
+                done.add(reg.to_obj(req));
                 completed += 1;
             } else {
                 check!(still.push(req, GFP_KERNEL).is_ok());
@@ -566,16 +571,232 @@ pub(crate) fn static_cache_rules() {
     check!(in_use(&other) == 0);
 
     // A kept object goes back into a batch of its registration, and the batch frees it.
-    let Ok(kept) = reg.alloc_static(9, GFP_KERNEL) else {
+    let Ok(kept) = Box::<_, Values>::new(9, GFP_KERNEL) else {
         check!(false);
         return;
     };
     check!(*kept == 9 && in_use(&reg) == 1);
     let mut batch = ObjBatch::<'_, u64, 4>::new(&reg);
-    check!(batch.push(kept.into_obj(&reg)).is_ok());
+    check!(batch.push(reg.to_obj(kept)).is_ok());
     check!(batch.get(0) == Some(&9));
     batch.free();
     check!(in_use(&reg) == 0);
+}
+
+/// Sizes and alignments at the edges of what C takes: `EINVAL` for a size of 0 or above
+/// `KMALLOC_MAX_SIZE` (and so for an alignment above it: a type's size is a multiple of its
+/// alignment); at `KMALLOC_MAX_SIZE` itself the request goes to C, which decides (a cache, or
+/// `ENOMEM` when its debug metadata push a slab past the largest order), never `EINVAL`.
+pub(crate) fn cache_size_boundaries() {
+    const MAX: usize = crate::bindings::KMALLOC_MAX_SIZE as usize;
+    /// One byte less than the largest, and the largest, object C takes.
+    type JustUnder = [u8; MAX - 1];
+    type Largest = [u8; MAX];
+    /// One byte more.
+    type TooLarge = [u8; MAX + 1];
+    /// Aligned to 4 MiB: its size is its alignment.
+    #[expect(dead_code)]
+    #[repr(align(4194304))]
+    struct AlignedMax(u8);
+    /// Aligned to 8 MiB: its size, 8 MiB, is too large.
+    #[expect(dead_code)]
+    #[repr(align(8388608))]
+    struct AlignedTwiceMax(u8);
+
+    check!(KmemCache::<u8>::new(c"rust_slab_bulk_size1", CacheFlags::NO_MERGE).is_ok());
+    check!(KmemCache::<()>::new(c"rust_slab_bulk_size0", CacheFlags::NONE).err() == Some(EINVAL));
+    let near = |r: Result<(), crate::error::Error>| r != Err(EINVAL);
+    check!(near(
+        KmemCache::<JustUnder>::new(c"rust_slab_bulk_under_max", CacheFlags::NO_MERGE).map(drop)
+    ));
+    check!(near(
+        KmemCache::<Largest>::new(c"rust_slab_bulk_max", CacheFlags::NO_MERGE).map(drop)
+    ));
+    check!(
+        KmemCache::<TooLarge>::new(c"rust_slab_bulk_over_max", CacheFlags::NONE).err()
+            == Some(EINVAL)
+    );
+    if MAX != 1 << 22 {
+        // The aligned types above are written for the 4 MiB of 4 KiB pages and order 10.
+        return;
+    }
+    check!(mem::size_of::<AlignedMax>() == MAX && mem::size_of::<AlignedTwiceMax>() == 2 * MAX);
+    check!(near(
+        KmemCache::<AlignedMax>::new(c"rust_slab_bulk_align_max", CacheFlags::NO_MERGE).map(drop)
+    ));
+    check!(
+        KmemCache::<AlignedTwiceMax>::new(c"rust_slab_bulk_align_over", CacheFlags::NONE).err()
+            == Some(EINVAL)
+    );
+}
+
+/// `C::realloc` on 7.x, which takes a NUMA node.
+///
+/// # Safety
+///
+/// As `Allocator::realloc`'s.
+#[cfg(kernel_ge_7_0)]
+unsafe fn realloc_in<C: Allocator>(
+    ptr: Option<NonNull<u8>>,
+    layout: Layout,
+    old_layout: Layout,
+    flags: Flags,
+) -> Result<NonNull<[u8]>, AllocError> {
+    let node = crate::alloc::NumaNode::NO_NODE;
+    // SAFETY: Forwarded from the caller.
+    unsafe { C::realloc(ptr, layout, old_layout, flags, node) }
+}
+
+/// `C::realloc` before 7.0.
+///
+/// # Safety
+///
+/// As `Allocator::realloc`'s.
+#[cfg(not(kernel_ge_7_0))]
+unsafe fn realloc_in<C: Allocator>(
+    ptr: Option<NonNull<u8>>,
+    layout: Layout,
+    old_layout: Layout,
+    flags: Flags,
+) -> Result<NonNull<[u8]>, AllocError> {
+    // SAFETY: Forwarded from the caller.
+    unsafe { C::realloc(ptr, layout, old_layout, flags) }
+}
+
+/// A static cache is an [`Allocator`]: `Box<T, C>` comes from the cache and goes back to it;
+/// what it serves and refuses, at each boundary of size and alignment; `realloc` in place within
+/// the object, refused beyond it with the object left as it was, a size of 0 freeing;
+/// `__GFP_ZERO`; nothing before the registration or after it.
+pub(crate) fn static_cache_allocator() {
+    /// 48 bytes, aligned to 16.
+    #[repr(C, align(16))]
+    struct Item([u64; 6]);
+    crate::static_cache! {
+        struct Items(Item) = c"rust_slab_bulk_alloc", CacheFlags::NO_MERGE;
+    }
+    const SIZE: usize = mem::size_of::<Item>();
+    const ALIGN: usize = mem::align_of::<Item>();
+
+    if Items::slot().is_retired() {
+        skip("registered once per boot: the suite ran before");
+        return;
+    }
+    // Before the registration: nothing to allocate from.
+    check!(Box::<Item, Items>::new(Item([1; 6]), GFP_KERNEL).is_err());
+    let Ok(reg) = Items::register() else {
+        check!(false);
+        return;
+    };
+
+    // `Box` of the item, and of smaller types: one object each, freed on drop.
+    let Ok(a) = Box::<Item, Items>::new(Item([7; 6]), GFP_KERNEL) else {
+        check!(false);
+        return;
+    };
+    let Ok(b) = Box::<u8, Items>::new(3, GFP_KERNEL) else {
+        check!(false);
+        return;
+    };
+    check!(a.0 == [7; 6] && *b == 3 && in_use(&reg) == 2);
+    check!(core::ptr::from_ref::<Item>(&a) as usize % ALIGN == 0);
+    // Zero-sized: no object.
+    let Ok(z) = Box::<(), Items>::new((), GFP_KERNEL) else {
+        check!(false);
+        return;
+    };
+    check!(in_use(&reg) == 2);
+    drop((a, b, z));
+    check!(in_use(&reg) == 0);
+
+    // Each boundary: the object's size and alignment are served, one more byte or a larger
+    // alignment are not, and nothing is allocated for them.
+    let fits = |size, align| {
+        let Ok(layout) = Layout::from_size_align(size, align) else {
+            return false;
+        };
+        // SAFETY: `None` asks for a new allocation.
+        match unsafe { realloc_in::<Items>(None, layout, Layout::new::<()>(), GFP_KERNEL) } {
+            Ok(p) => {
+                let obj = p.cast::<u8>();
+                let ok = p.len() == size && obj.as_ptr() as usize % align == 0;
+                // SAFETY: `obj` was allocated just above with `layout`.
+                unsafe { <Items as Allocator>::free(obj, layout) };
+                ok
+            }
+            Err(_) => false,
+        }
+    };
+    check!(fits(SIZE, ALIGN) && fits(1, 1) && fits(SIZE - 1, 8));
+    check!(!fits(SIZE + 1, 1) && !fits(SIZE, 2 * ALIGN) && !fits(8, 4096));
+    check!(Box::<[u8; SIZE], Items>::new([0; SIZE], GFP_KERNEL).is_ok());
+    check!(Box::<[u8; SIZE + 1], Items>::new([0; SIZE + 1], GFP_KERNEL).is_err());
+    check!(in_use(&reg) == 0);
+
+    // `realloc` within the object: in place, contents kept; beyond it: refused, object kept.
+    let l8 = Layout::new::<[u8; 8]>();
+    let l40 = Layout::new::<[u8; 40]>();
+    let l49 = Layout::new::<[u8; 49]>();
+    // SAFETY: A new allocation of 8 bytes, then reallocations of it with the layouts it has.
+    unsafe {
+        let Ok(p) = realloc_in::<Items>(None, l8, Layout::new::<()>(), GFP_KERNEL) else {
+            check!(false);
+            return;
+        };
+        let obj = p.cast::<u8>();
+        obj.as_ptr().write_bytes(0xa5, 8);
+        // Grown with `__GFP_ZERO`: same object, the new bytes zeroed.
+        let grown = realloc_in::<Items>(
+            Some(obj),
+            l40,
+            l8,
+            GFP_KERNEL | crate::alloc::flags::__GFP_ZERO,
+        );
+        check!(grown.is_ok_and(|g| g.cast::<u8>() == obj && g.len() == 40));
+        let bytes = core::slice::from_raw_parts(obj.as_ptr(), 40);
+        check!(bytes[..8].iter().all(|&x| x == 0xa5) && bytes[8..].iter().all(|&x| x == 0));
+        // Too large: refused, the object unchanged and still allocated.
+        check!(realloc_in::<Items>(Some(obj), l49, l40, GFP_KERNEL).is_err());
+        check!(*obj.as_ptr() == 0xa5 && in_use(&reg) == 1);
+        // Shrunk: in place.
+        let shrunk = realloc_in::<Items>(Some(obj), l8, l40, GFP_KERNEL);
+        check!(shrunk.is_ok_and(|s| s.cast::<u8>() == obj) && *obj.as_ptr().add(7) == 0xa5);
+        // A size of 0 frees.
+        check!(realloc_in::<Items>(Some(obj), Layout::new::<()>(), l8, GFP_KERNEL).is_ok());
+        check!(in_use(&reg) == 0);
+    }
+    // `__GFP_ZERO` on a new allocation.
+    let Ok(dirty) = Box::<Item, Items>::new(Item([u64::MAX; 6]), GFP_KERNEL) else {
+        check!(false);
+        return;
+    };
+    drop(dirty);
+    match Box::<[u64; 6], Items>::new_uninit(GFP_KERNEL | crate::alloc::flags::__GFP_ZERO) {
+        // SAFETY: `__GFP_ZERO` zeroed the object, and zero is a valid `[u64; 6]`.
+        Ok(zeroed) => check!(*unsafe { zeroed.assume_init() } == [0; 6]),
+        Err(_) => check!(false),
+    }
+
+    // 7.x's node argument: node 0 (there is always one) through `kmem_cache_alloc_node`.
+    #[cfg(kernel_ge_7_0)]
+    {
+        let layout = Layout::new::<Item>();
+        match crate::alloc::NumaNode::new(0)
+            .ok()
+            .and_then(|node| <Items as Allocator>::alloc(layout, GFP_KERNEL, node).ok())
+        {
+            Some(p) => {
+                check!(in_use(&reg) == 1);
+                // SAFETY: `p` was allocated just above with `layout`.
+                unsafe { <Items as Allocator>::free(p.cast(), layout) };
+            }
+            None => check!(false),
+        }
+    }
+
+    // After the registration: refused again.
+    check!(in_use(&reg) == 0);
+    drop(reg);
+    check!(Box::<Item, Items>::new(Item([1; 6]), GFP_KERNEL).is_err());
 }
 
 /// Reads `current->fail_nth`.

@@ -1,62 +1,124 @@
 // SPDX-License-Identifier: GPL-2.0
 
 //! Module-lifetime caches: a cache type declared once ([`static_cache!`]), created and
-//! destroyed by a [`CacheRegistration`], whose objects ([`StaticObj`]) borrow nothing.
+//! destroyed by a [`CacheRegistration`], which is also an [`Allocator`]: `Box<T, C>` is an object
+//! of the cache that borrows nothing.
 //!
 //! An [`Obj<'c, T>`] borrows its cache, which keeps a cache from being destroyed under its
 //! objects, but a module that owns the cache cannot then keep objects in its own long-lived
 //! structures (a `KVec`, a list, an `Arc`ed device state) without a self-referential type. Here
-//! the cache is named by a type instead of a borrow: [`static_cache!`] declares a zero-sized
-//! type `C` with a static slot, one [`CacheRegistration<C>`] per boot creates the cache into
-//! that slot, and a [`StaticObj<C>`] (one pointer, no lifetime) frees itself to the cache in
-//! `C`'s slot. As for upstream's allocator types, the type is the cache: an object can only go
-//! back to its own cache, and code that gives an object back to a batch says which registration
-//! it belongs to by its type, checked at compile time.
+//! the cache is named by a type instead of a borrow, the shape upstream's review of a Rust slab
+//! module settled on: [`static_cache!`] declares a zero-sized type `C` with a static slot, one
+//! [`CacheRegistration<C>`] per boot creates the cache into that slot, and `C` implements the
+//! kernel's [`Allocator`] over it, so `Box<T, C>` (`kernel::alloc::Box`, the `KBox` of the cache)
+//! allocates from the cache and frees to it:
 //!
-//! What the lifetime did, the slot's states and the registration's borrow do now:
+//! ```
+//! # use kernel::prelude::*;
+//! use kernel::slab_bulk::{CacheFlags, StaticCache};
 //!
-//! - allocating needs `&CacheRegistration<C>`, so the cache cannot be destroyed during an
-//!   allocation, and every bulk API ([`ObjBatch`], [`FreeBatch`]) works as before on the
-//!   registration's [`Cache`], with borrowed objects;
-//! - a [`StaticObj`] uses the slot's pointer only to free itself, that is only while it is a
-//!   live object of the cache. The slot counts the live ones, and a registration dropped while
-//!   some are alive does not destroy the cache: it warns and leaks it, so the pointer stays
-//!   valid for them (a leak and a warning, never a use after free). `kmem_cache_destroy`'s own
-//!   check ("Slab cache still has objects") cannot be relied on for this: without
-//!   `CONFIG_SLUB_DEBUG` SLUB counts only partial slabs, not full ones, and KFENCE's objects
-//!   are in no slab, so the destroy can succeed with objects alive and free the `struct
-//!   kmem_cache` they would be freed to;
-//! - a slot is registered once per boot: a second registration, also after the first was
-//!   dropped, is `EBUSY`, as objects that outlived the first would otherwise be freed
-//!   to the new cache, or be given back to its batches.
+//! struct Request {
+//!     id: u32,
+//! }
 //!
-//! No `&'static Cache<T>` is ever handed out: with one, an empty [`ObjBatch`] or a copied
-//! reference could allocate after a successful destroy, which is a use after free.
+//! kernel::static_cache! {
+//!     /// The driver's requests.
+//!     struct RequestCache(Request) = c"doc_alloc_request", CacheFlags::HWCACHE_ALIGN;
+//! }
+//!
+//! let reg = RequestCache::register()?; // In the module's init, kept in its state.
+//! let req = Box::<Request, RequestCache>::new(Request { id: 7 }, GFP_KERNEL)?;
+//! let mut inflight = KVec::<Box<Request, RequestCache>>::new();
+//! inflight.push(req, GFP_KERNEL)?; // No borrow: it lives in the driver's structures.
+//! assert_eq!(inflight[0].id, 7);
+//! drop(inflight); // Each request back to the cache.
+//! drop(reg); // At module exit.
+//! # Ok::<(), Error>(())
+//! ```
+//!
+//! # Which to use
+//!
+//! A driver uses `Box<T, C>` for objects it keeps (`Box::new`, `Box::pin`, `ForeignOwnable`,
+//! whatever takes an allocator), and the registration's [`Cache`] for the bulk API: batches
+//! ([`ObjBatch`], [`FreeBatch`], [`Cache::alloc_bulk_in`]) of borrowed [`Obj`]s.
+//! [`CacheRegistration::keep`] turns an object of a bulk allocation into a `Box<T, C>`, and
+//! [`CacheRegistration::to_obj`] a `Box<T, C>` back into an [`Obj`], to be freed in bulk. (The
+//! project's own box type for this, `StaticObj`, is gone: it was `Box<T, C>` with another name,
+//! the same pointer and the same count.)
+//!
+//! # Layouts
+//!
+//! The [`Allocator`] trait takes a [`Layout`] on every call; a cache has one object size and
+//! alignment. The allocator serves every layout that fits in one object: size at most
+//! `size_of::<C::Item>()` and alignment at most `align_of::<C::Item>()` (the cache was created
+//! with both). Any other layout fails with `AllocError` (`ENOMEM` through `?`; the trait has no
+//! other error): never a smaller object. A size of 0 allocates nothing and returns a dangling,
+//! aligned pointer, as `Kmalloc` does, so a `Box` of a zero-sized type works and uses no object.
+//!
+//! `realloc` of an object to a layout that fits is done in place: every object of the cache has
+//! the same size, so the object already has room for any layout that fits, and the pointer and
+//! contents stay (with `__GFP_ZERO`, the bytes a grow adds are zeroed, as `krealloc` does). A
+//! layout that does not fit fails and leaves the object as it was: no object of the cache is
+//! larger, so moving could never help, and `realloc` never copies. Refusing the in-place case
+//! would make a `Vec<u8, C>` fail to grow within an object it already has, for nothing. A size of
+//! 0 frees the object.
+//!
+//! # Destroy with objects alive
+//!
+//! A `Box<T, C>` frees itself through `C` with no borrow of the registration, so nothing in the
+//! types keeps the registration alive until the last box is gone: a driver may drop the
+//! registration first (by the order of its fields, or by `drop(reg)`), and `C::alloc` may be
+//! called before the registration or after it. Relying on module lifetime (the box's drop code
+//! lives in the module, the registration is dropped at module exit) does not close this: the
+//! registration is a value safe code can drop at any time while boxes still exist, and
+//! `kmem_cache_destroy` cannot be relied on to refuse: without `CONFIG_SLUB_DEBUG` SLUB counts
+//! only partial slabs, not full ones, and KFENCE's objects are in no slab, so the destroy can
+//! succeed with objects alive and free the `struct kmem_cache` they would be freed to.
+//!
+//! So the slot counts its live objects, one atomic add when an object is handed out through
+//! `C` (or [`CacheRegistration::keep`]) and one subtract once its `kmem_cache_free` has returned
+//! (or it went back to an [`Obj`] with [`CacheRegistration::to_obj`]); objects that stay borrowed
+//! ([`Obj`], batches) do not pay it. A registration dropped while the count is not 0 does not
+//! destroy the cache: it warns and leaks it, so every object stays valid and can still be freed
+//! to it (a leak and a warning, never a use after free). The allocation adds to the count
+//! *before* it checks that the slot is live, and the registration marks the slot retired
+//! *before* it reads the count (all four sequentially consistent): either the allocation sees
+//! the slot retired and fails, or the registration sees it counted and keeps the cache, so an
+//! allocation racing with the destroy on another CPU is no use after free either. The count
+//! costs what review feared: two `LOCK`ed operations per object, measured by
+//! `samples/rust/rust_slab_bulk_bench.rs` (`box_single` beside `ours_single`, UML, one Xeon
+//! host) at 8-17 cycles per alloc+free on 6.12 (1.16-1.43x) and 18-23 on 7.3, whose sheaves
+//! make the plain single path 18 cycles (1.90-2.28x). Bulk rounds on the registration do not pay
+//! it; a per-CPU count would make it two unlocked instructions (see `docs/design.md`).
+//!
+//! - Allocating through `C` fails (`AllocError`) before [`CacheRegistration::new`] and after the
+//!   registration was dropped.
+//! - A slot is registered once per boot: a second registration, also after the first was
+//!   dropped, is `EBUSY`, as objects that outlived the first would otherwise be freed to the new
+//!   cache, or be given back to its batches.
+//! - No `&'static Cache<T>` is ever handed out: with one, an empty [`ObjBatch`] or a copied
+//!   reference could allocate after a successful destroy.
+//!
+//! The rule left is the one every module already follows for its code: a `Box<T, C>` must be
+//! dropped before the module's code goes (its drop is that code). Keep the registration in the
+//! module's state, dropped at module exit, after the work that holds objects has stopped.
 //!
 //! [`ObjBatch`]: super::ObjBatch
 //! [`FreeBatch`]: super::FreeBatch
-//!
-//! A [`StaticObj`] leaves the count only once its `kmem_cache_free` has returned (which may
-//! still touch the cache after the object counts as free in the slab), so a registration
-//! dropped on one CPU while a [`StaticObj`] is dropped on another either sees it and keeps the
-//! cache, or destroys it after that free. The count costs two atomic operations on the slot's
-//! shared line per [`StaticObj`] (one when made, one when freed or turned back into an
-//! [`Obj`]); objects that stay borrowed ([`Obj`], batches) do not pay it.
-//!
-//! The rule left is the one every module already follows for its code: a [`StaticObj`] must be
-//! dropped before the module's code goes (its drop is that code). Keep the registration in the
-//! module's state, dropped at module exit, after the work that holds objects has stopped.
+//! [`Allocator`]: crate::alloc::Allocator
+//! [`static_cache!`]: crate::static_cache
 
 use super::cache::{self, Cache, CacheFlags};
-use super::object::{drop_and_free, Obj};
-use crate::alloc::Flags;
+use super::object::Obj;
+use crate::alloc::{flags::__GFP_ZERO, AllocError, Allocator, Box, Flags};
 use crate::bindings;
 use crate::error::{code::*, Result};
+use core::alloc::Layout;
 use core::ffi::CStr;
 use core::fmt;
 use core::marker::PhantomData;
-use core::mem::ManuallyDrop;
-use core::ops::{Deref, DerefMut};
+use core::mem;
+use core::ops::Deref;
 use core::ptr::{self, NonNull};
 use core::sync::atomic::{AtomicPtr, AtomicU8, AtomicUsize, Ordering};
 
@@ -68,7 +130,10 @@ use core::sync::atomic::{AtomicPtr, AtomicU8, AtomicUsize, Ordering};
 /// # Safety
 ///
 /// [`StaticCache::slot`] must always return the same static, used by this type alone (and by no
-/// other `StaticCache`): the slot's pointer is where [`StaticObj<Self>`] frees its objects.
+/// other `StaticCache`): the slot's pointer is where the type, as an [`Allocator`], frees its
+/// objects.
+///
+/// [`Allocator`]: crate::alloc::Allocator
 pub unsafe trait StaticCache: 'static {
     /// The type of the objects.
     type Item;
@@ -108,10 +173,12 @@ const RETIRED: u8 = 3;
 /// `state` moves only forward, `UNINIT -> CREATING -> LIVE -> RETIRED`, except `CREATING ->
 /// UNINIT` when creating the cache failed. In `LIVE` and `RETIRED`, `cache` is the cache that
 /// the slot's one registration created, suitable for the type's `Item`, never changed again;
-/// in `RETIRED` it was destroyed if no [`StaticObj`] was alive, and is valid for ever if some
-/// were. `live` is the number of [`StaticObj`]s of the slot whose drop has not finished freeing
-/// the object, give or take the one being made or turned back into an [`Obj`] (while the
-/// registration is borrowed, so cannot be dropped).
+/// in `RETIRED` it was destroyed if the registration found `live` at 0, and is valid for ever
+/// otherwise. `live` counts the objects handed out through the type's [`Allocator`] (or kept by
+/// [`CacheRegistration::keep`]) whose free has not returned, plus allocations in progress, which
+/// count themselves before they check that the slot is `LIVE`.
+///
+/// [`Allocator`]: crate::alloc::Allocator
 pub struct CacheSlot {
     cache: AtomicPtr<bindings::kmem_cache>,
     state: AtomicU8,
@@ -167,9 +234,13 @@ impl fmt::Debug for CacheSlot {
 /// ```
 ///
 /// declares `struct RequestCache;` (with the visibility written) and its `StaticCache`
-/// implementation with a static slot of its own. The flags are one or more `CacheFlags`
+/// implementation with a static slot of its own; every `StaticCache` is an [`Allocator`] over
+/// its cache, so `Box<Request, RequestCache>` is an object of it (see the [module
+/// documentation](crate::slab_bulk)). The flags are one or more `CacheFlags`
 /// constants joined by `|`. The cache is created by [`CacheRegistration::new`]
 /// (`RequestCache::register()`), in the module's init.
+///
+/// [`Allocator`]: crate::alloc::Allocator
 #[macro_export]
 macro_rules! static_cache {
     (
@@ -199,8 +270,8 @@ macro_rules! static_cache {
 ///
 /// It dereferences to [`Cache<C::Item>`], so every API of borrowed objects and batches works on
 /// it ([`Cache::alloc`], [`Cache::alloc_bulk_with`], [`ObjBatch`], [`FreeBatch`]); objects to
-/// keep beyond a borrow become [`StaticObj`]s ([`CacheRegistration::alloc_static`],
-/// [`CacheRegistration::keep`]), and go back to borrowed ones with [`StaticObj::into_obj`].
+/// keep beyond a borrow are `Box<C::Item, C>`s (`Box::new`, or [`CacheRegistration::keep`] of a
+/// borrowed one), and go back to borrowed ones with [`CacheRegistration::to_obj`].
 ///
 /// There is one per `C` per boot: see [`CacheRegistration::new`].
 ///
@@ -219,7 +290,7 @@ macro_rules! static_cache {
 /// ```
 /// # use kernel::prelude::*;
 /// use kernel::alloc::flags::GFP_KERNEL;
-/// use kernel::slab_bulk::{CacheFlags, CacheRegistration, FreeBatch, StaticCache, StaticObj};
+/// use kernel::slab_bulk::{CacheFlags, CacheRegistration, FreeBatch, StaticCache};
 ///
 /// struct Request {
 ///     id: u32,
@@ -233,7 +304,7 @@ macro_rules! static_cache {
 ///
 /// /// What a driver keeps across calls: no borrow of the cache in the type.
 /// struct InFlight {
-///     requests: KVec<StaticObj<RequestCache>>,
+///     requests: KVec<Box<Request, RequestCache>>,
 /// }
 ///
 /// let reg: CacheRegistration<RequestCache> = RequestCache::register()?;
@@ -250,13 +321,15 @@ macro_rules! static_cache {
 /// // Complete: back to borrowed objects, freed to the cache together.
 /// let mut done = FreeBatch::<'_, Request, 8>::new(&reg);
 /// for req in core::mem::take(&mut state.requests) {
-///     done.add(req.into_obj(&reg)); // The eighth fills the batch: one bulk free.
+///     done.add(reg.to_obj(req)); // The eighth fills the batch: one bulk free.
 /// }
 /// assert!(done.is_empty());
 /// // Only now may the registration go; a second one of the same type is `EBUSY`.
 /// drop(done);
 /// drop(reg);
 /// assert!(RequestCache::register().err() == Some(EBUSY));
+/// // And the allocator refuses, as it did before the registration.
+/// assert!(Box::<Request, RequestCache>::new(Request { id: 0, len: 0 }, GFP_KERNEL).is_err());
 /// # Ok::<(), Error>(())
 /// ```
 pub struct CacheRegistration<C: StaticCache> {
@@ -290,11 +363,11 @@ impl<C: StaticCache> CacheRegistration<C> {
         }
         match cache::create::<C::Item>(C::NAME, C::FLAGS) {
             Ok(cache) => {
-                // Every `StaticObj<C>` is made after this store by this registration, and
-                // handed to other threads with synchronisation of its own: its drop sees it.
+                // An allocation that sees `LIVE` (SeqCst, so acquiring) sees this store; an
+                // object handed to another thread is handed with synchronisation of its own.
                 slot.cache.store(cache.as_ptr().cast(), Ordering::Relaxed);
                 // INVARIANT: the slot holds the new cache, for `C::Item`, and is `LIVE`.
-                slot.state.store(LIVE, Ordering::Relaxed);
+                slot.state.store(LIVE, Ordering::SeqCst);
                 Ok(Self {
                     cache,
                     _type: PhantomData,
@@ -308,29 +381,44 @@ impl<C: StaticCache> CacheRegistration<C> {
         }
     }
 
-    /// Allocates one object, moves `value` into it and keeps it beyond any borrow.
-    ///
-    /// Returns `ENOMEM` if the allocator has no memory for `flags`; `value` is dropped then.
-    #[inline]
-    pub fn alloc_static(&self, value: C::Item, flags: Flags) -> Result<StaticObj<C>> {
-        let obj = self.alloc(value, flags)?;
-        // SAFETY: `obj` was allocated from this registration's cache just above.
-        Ok(unsafe { StaticObj::from_obj(obj) })
-    }
-
-    /// Keeps `obj` beyond the borrow of its cache, if it is an object of this registration's
-    /// cache (one compare); hands it back otherwise.
+    /// Keeps `obj` beyond the borrow of its cache as a `Box<C::Item, C>`, if it is an object
+    /// of this registration's cache (one compare); hands it back otherwise.
     ///
     /// This is how objects from bulk allocations ([`ObjBatch::pop`], say) are kept.
     ///
     /// [`ObjBatch::pop`]: super::ObjBatch::pop
     #[inline]
-    pub fn keep<'a>(&self, obj: Obj<'a, C::Item>) -> Result<StaticObj<C>, Obj<'a, C::Item>> {
+    pub fn keep<'a>(&self, obj: Obj<'a, C::Item>) -> Result<Box<C::Item, C>, Obj<'a, C::Item>> {
         if !ptr::eq(obj.cache(), &**self) {
             return Err(obj);
         }
-        // SAFETY: `obj` is an object of this registration's cache, checked above.
-        Ok(unsafe { StaticObj::from_obj(obj) })
+        // Relaxed: the registration, borrowed by `self`, is dropped only after that borrow
+        // ends, which orders this increment before its check.
+        C::slot().live.fetch_add(1, Ordering::Relaxed);
+        // SAFETY: `obj` is a live object of the cache in `C`'s slot holding a valid `C::Item`,
+        // now counted: what `C`'s allocator hands out for `Layout::new::<C::Item>()`, and what
+        // it frees. Its ownership moves to the box.
+        Ok(unsafe { Box::from_raw(obj.into_raw().as_ptr()) })
+    }
+
+    /// Turns a `Box<C::Item, C>` back into an object that borrows the registration, to be
+    /// pushed into a batch or freed in bulk with a [`FreeBatch`].
+    ///
+    /// No check is needed: `C` has one registration per boot, so `self` is the one whose cache
+    /// the object is of.
+    ///
+    /// [`FreeBatch`]: super::FreeBatch
+    #[inline]
+    pub fn to_obj(&self, boxed: Box<C::Item, C>) -> Obj<'_, C::Item> {
+        let raw = Box::into_raw(boxed);
+        // The object is the returned `Obj`'s now, which borrows `self`: it no longer needs the
+        // count to keep the cache (Relaxed, as in `keep`).
+        C::slot().live.fetch_sub(1, Ordering::Relaxed);
+        // SAFETY: `C::Item` is not zero-sized (a cache of it exists), so the box's memory came
+        // from `C`'s allocator for `Layout::new::<C::Item>()`, or from `keep`: a live, counted
+        // object of the cache in `C`'s slot, which is `self`'s (a slot is registered once, and
+        // `self` is alive), holding a valid `C::Item`, owned by nobody else since `into_raw`.
+        unsafe { Obj::from_raw(self, NonNull::new_unchecked(raw)) }
     }
 }
 
@@ -348,14 +436,18 @@ impl<C: StaticCache> Deref for CacheRegistration<C> {
 impl<C: StaticCache> Drop for CacheRegistration<C> {
     fn drop(&mut self) {
         let slot = C::slot();
-        // Acquire: pairs with the Release of each `StaticObj`'s drop, so that its
-        // `kmem_cache_free` has returned before the cache is destroyed. No `StaticObj` can be
-        // made from now on: that takes `&self`.
-        let live = slot.live.load(Ordering::Acquire);
+        // INVARIANT: `LIVE -> RETIRED`; the pointer stays, valid if objects are left. From here
+        // on an allocation through `C` fails. SeqCst, with the load below and an allocation's
+        // count and check: either the allocation sees `RETIRED` or the load sees it counted.
+        slot.state.store(RETIRED, Ordering::SeqCst);
+        // Acquiring: pairs with the Release of each free, so that its `kmem_cache_free` has
+        // returned before the cache is destroyed.
+        let live = slot.live.load(Ordering::SeqCst);
         if live == 0 {
-            // SAFETY: The cache is live and destroyed only here (type invariant). No allocation
-            // is running and no borrowed object or batch is left: they borrow `self`. No
-            // `StaticObj` is left, and the frees of those that were have returned.
+            // SAFETY: The cache is live and destroyed only here (type invariant). No borrowed
+            // object or batch is left: they borrow `self`. No object of `C`'s allocator is left,
+            // the frees of those that were have returned, and no allocation is in progress or
+            // can start (it would be counted, or see `RETIRED`).
             unsafe { bindings::kmem_cache_destroy(self.cache.as_ptr().cast()) };
         } else {
             crate::pr_warn!(
@@ -364,8 +456,6 @@ impl<C: StaticCache> Drop for CacheRegistration<C> {
                 live
             );
         }
-        // INVARIANT: `LIVE -> RETIRED`; the pointer stays, valid if objects were left.
-        slot.state.store(RETIRED, Ordering::Relaxed);
     }
 }
 
@@ -377,128 +467,178 @@ impl<C: StaticCache> fmt::Debug for CacheRegistration<C> {
     }
 }
 
-/// An object of the [`StaticCache`] `C`, owned, holding a `C::Item`, with no lifetime: it can
-/// live in a module's own structures for as long as the module likes.
-///
-/// It is one pointer. Dropping it drops the value and frees the object to `C`'s cache; the type
-/// names the cache, so an object can only go back to its own. It is made only through the one
-/// [`CacheRegistration<C>`] ([`CacheRegistration::alloc_static`], [`CacheRegistration::keep`]),
-/// and goes back to a borrowed [`Obj`] with [`StaticObj::into_obj`] (to be freed in bulk, say).
-///
-/// Context: dropping it is dropping an [`Obj`]: any but NMI. It must be dropped before the
-/// module's code goes (its drop is that code); if its registration goes first, the cache is
-/// kept for it (a warning and a leak, see [`CacheRegistration`]).
-///
-/// # Invariants
-///
-/// `ptr` is a live object of the cache in `C`'s slot, owned by this value, holding a valid
-/// `C::Item`; the slot was `LIVE` when the object was made, so it is `LIVE` or `RETIRED` with
-/// that cache's pointer for as long as this value lives, and the value is counted in the slot's
-/// `live`, which keeps the cache from being destroyed.
-pub struct StaticObj<C: StaticCache> {
-    ptr: NonNull<C::Item>,
-    _owns: PhantomData<C::Item>,
+/// Whether one object of `C`'s cache can hold `layout`: the cache was created with the size and
+/// alignment of `C::Item`.
+#[inline]
+fn fits<C: StaticCache>(layout: Layout) -> bool {
+    layout.size() <= mem::size_of::<C::Item>() && layout.align() <= mem::align_of::<C::Item>()
 }
 
-// SAFETY: A `StaticObj` owns its value, so it may move to another thread when the value may;
-// the slab allocator accepts frees from any CPU, and the slot is a static of atomics.
-unsafe impl<C: StaticCache> Send for StaticObj<C> where C::Item: Send {}
-// SAFETY: `&StaticObj` only gives `&C::Item`.
-unsafe impl<C: StaticCache> Sync for StaticObj<C> where C::Item: Sync {}
+/// The allocation of a size of 0: no object, a dangling pointer aligned to `align` (and to the
+/// item's alignment, 7.x's `Allocator::MIN_ALIGN`).
+#[inline]
+fn dangling<C: StaticCache>(align: usize) -> NonNull<[u8]> {
+    let align = align.max(mem::align_of::<C::Item>());
+    // SAFETY: An alignment is never 0, so neither is the address.
+    let ptr = unsafe { NonNull::new_unchecked(ptr::null_mut::<u8>().wrapping_add(align)) };
+    NonNull::slice_from_raw_parts(ptr, 0)
+}
 
-impl<C: StaticCache> StaticObj<C> {
-    /// Takes the object of `obj` out of its borrow.
-    ///
-    /// # Safety
-    ///
-    /// `obj` must be an object of the cache of `C`'s (live) registration.
-    #[inline]
-    unsafe fn from_obj(obj: Obj<'_, C::Item>) -> Self {
-        // Relaxed: the registration, borrowed by `obj`, is dropped only after that borrow
-        // ends, which orders this increment before its check.
-        C::slot().live.fetch_add(1, Ordering::Relaxed);
-        // INVARIANT: `obj` owned a live object of that cache holding a valid `C::Item`; the
-        // registration it was borrowed from made the slot `LIVE` with its cache; counted.
-        Self {
-            ptr: obj.into_raw(),
-            _owns: PhantomData,
+/// A node for `kmem_cache_alloc_node`: [`NO_NODE`] or a node id.
+type Node = core::ffi::c_int;
+
+/// No node preference (`NUMA_NO_NODE`).
+const NO_NODE: Node = -1;
+
+/// Allocates one object of `C`'s cache, counted in its slot, if the slot is `LIVE`.
+#[inline]
+fn alloc_object<C: StaticCache>(flags: Flags, node: Node) -> Result<NonNull<u8>, AllocError> {
+    let slot = C::slot();
+    // Counted first, then checked (both SeqCst, against the registration's `RETIRED` store and
+    // count load): a registration dropped meanwhile sees this count and keeps the cache.
+    slot.live.fetch_add(1, Ordering::SeqCst);
+    let uncount = Uncount(&slot.live);
+    if slot.state.load(Ordering::SeqCst) != LIVE {
+        return Err(AllocError);
+    }
+    // Stored before `LIVE`, which the load above acquired.
+    let cache = slot.cache.load(Ordering::Relaxed);
+    // SAFETY: `cache` is live: the slot was `LIVE` after this allocation was counted, so the
+    // registration, if dropped since, found it counted and kept the cache. The call may be made
+    // in any context `flags` allows, which is the caller's contract.
+    let obj = unsafe {
+        if node == NO_NODE {
+            bindings::kmem_cache_alloc_noprof(cache, flags.as_raw())
+        } else {
+            bindings::kmem_cache_alloc_node_noprof(cache, flags.as_raw(), node)
         }
-    }
+    };
+    let obj = NonNull::new(obj.cast::<u8>()).ok_or(AllocError)?;
+    // Counted for as long as the object lives: `free_object` takes it out.
+    mem::forget(uncount);
+    Ok(obj)
+}
 
-    /// Turns the object back into one that borrows `reg`, to be pushed into a batch or freed
-    /// in bulk with a [`FreeBatch`].
-    ///
-    /// No check is needed: `C` has one registration per boot, so `reg` is the one this object
-    /// was made by.
-    ///
-    /// [`FreeBatch`]: super::FreeBatch
+/// Frees `obj` to `C`'s cache and takes it out of the slot's count.
+///
+/// # Safety
+///
+/// `obj` must be a live object of `C`'s cache counted in its slot (from [`alloc_object`] or
+/// [`CacheRegistration::keep`]), holding no value that needs a drop, not used afterwards.
+#[inline]
+unsafe fn free_object<C: StaticCache>(obj: NonNull<u8>) {
+    let slot = C::slot();
+    // Leaves the count once the object is freed.
+    let _uncount = Uncount(&slot.live);
+    // The pointer was stored before this object was counted, and is never changed again.
+    let cache = slot.cache.load(Ordering::Relaxed);
+    // SAFETY: `obj` is a live object of `cache`, handed over by the caller. `cache` is valid
+    // until `_uncount` is dropped: the object is counted, so the registration has not destroyed
+    // the cache, and will not until the count drops.
+    unsafe { bindings::kmem_cache_free(cache, obj.as_ptr().cast()) };
+}
+
+/// `Allocator::realloc` for every kernel: one object per layout that fits (see "Layouts" in
+/// the module documentation).
+///
+/// # Safety
+///
+/// As `Allocator::realloc`'s.
+#[inline]
+unsafe fn realloc<C: StaticCache>(
+    ptr: Option<NonNull<u8>>,
+    layout: Layout,
+    old_layout: Layout,
+    flags: Flags,
+    node: Node,
+) -> Result<NonNull<[u8]>, AllocError> {
+    // A zero-sized allocation is no object (its pointer need not even be one of ours).
+    let old = ptr.filter(|_| old_layout.size() != 0);
+    if layout.size() == 0 {
+        if let Some(obj) = old {
+            // SAFETY: `obj` is an object of this allocator (the caller's contract), hence of
+            // `C`'s cache and counted, given up by the caller.
+            unsafe { free_object::<C>(obj) };
+        }
+        return Ok(dangling::<C>(layout.align()));
+    }
+    if !fits::<C>(layout) {
+        // No object is larger: neither in place nor elsewhere. `old` stays valid.
+        return Err(AllocError);
+    }
+    let Some(obj) = old else {
+        let obj = alloc_object::<C>(flags, node)?;
+        return Ok(NonNull::slice_from_raw_parts(obj, layout.size()));
+    };
+    // In place: the object is `size_of::<C::Item>()` bytes, aligned to `C::Item`, which fits
+    // `layout` (checked above); its contents stay.
+    if flags.contains(__GFP_ZERO) && layout.size() > old_layout.size() {
+        // SAFETY: The object is valid for `size_of::<C::Item>()` bytes, at least `layout.size()`.
+        unsafe {
+            obj.as_ptr()
+                .add(old_layout.size())
+                .write_bytes(0, layout.size() - old_layout.size())
+        };
+    }
+    Ok(NonNull::slice_from_raw_parts(obj, layout.size()))
+}
+
+#[cfg(not(kernel_ge_7_0))]
+// SAFETY: Every allocation is a live object of `C`'s cache (or, for a size of 0, a dangling
+// pointer), valid until it is freed: the slot counts it, and a registration dropped while it is
+// counted keeps the cache. Any object of the cache may be passed to any function here.
+unsafe impl<C: StaticCache> Allocator for C {
     #[inline]
-    pub fn into_obj<'r>(self, reg: &'r CacheRegistration<C>) -> Obj<'r, C::Item> {
-        let this = ManuallyDrop::new(self);
-        // The object is the returned `Obj`'s now, which borrows `reg`: it no longer needs the
-        // count to keep the cache (Relaxed, as in `from_obj`).
-        C::slot().live.fetch_sub(1, Ordering::Relaxed);
-        // SAFETY: `ptr` is a live object of the cache in `C`'s slot holding a valid `C::Item`,
-        // owned by `this`, which is not dropped (type invariant). That cache is `reg`'s: a slot
-        // is registered once, and `reg` is alive, so it is the registration that made the
-        // object.
-        unsafe { Obj::from_raw(reg, this.ptr) }
+    unsafe fn realloc(
+        ptr: Option<NonNull<u8>>,
+        layout: Layout,
+        old_layout: Layout,
+        flags: Flags,
+    ) -> Result<NonNull<[u8]>, AllocError> {
+        // SAFETY: Forwarded from the caller.
+        unsafe { realloc::<C>(ptr, layout, old_layout, flags, NO_NODE) }
     }
 }
 
-impl<C: StaticCache> Deref for StaticObj<C> {
-    type Target = C::Item;
+#[cfg(kernel_ge_7_0)]
+// SAFETY: As for the kernels before 7.0; every object is aligned to `C::Item` (the cache's
+// alignment), and a zero-sized allocation's dangling pointer too.
+unsafe impl<C: StaticCache> Allocator for C {
+    const MIN_ALIGN: usize = mem::align_of::<C::Item>();
 
     #[inline]
-    fn deref(&self) -> &C::Item {
-        // SAFETY: `ptr` holds a valid `C::Item` owned by `self` (type invariant).
-        unsafe { self.ptr.as_ref() }
+    unsafe fn realloc(
+        ptr: Option<NonNull<u8>>,
+        layout: Layout,
+        old_layout: Layout,
+        flags: Flags,
+        nid: crate::alloc::NumaNode,
+    ) -> Result<NonNull<[u8]>, AllocError> {
+        // SAFETY: Forwarded from the caller.
+        unsafe { realloc::<C>(ptr, layout, old_layout, flags, node_id(nid)) }
     }
 }
 
-impl<C: StaticCache> DerefMut for StaticObj<C> {
-    #[inline]
-    fn deref_mut(&mut self) -> &mut C::Item {
-        // SAFETY: As in `deref`, and `&mut self` makes the access unique.
-        unsafe { self.ptr.as_mut() }
+/// The raw id of `nid`. `NumaNode` keeps it private to `kernel::alloc`; it is the one valid id
+/// `NumaNode::new` accepts and compares equal to (a search only when a node was asked for).
+#[cfg(kernel_ge_7_0)]
+fn node_id(nid: crate::alloc::NumaNode) -> Node {
+    if nid == crate::alloc::NumaNode::NO_NODE {
+        return NO_NODE;
     }
+    (0..bindings::MAX_NUMNODES as Node)
+        .find(|&id| crate::alloc::NumaNode::new(id).is_ok_and(|n| n == nid))
+        .unwrap_or(NO_NODE)
 }
 
-impl<C: StaticCache> fmt::Debug for StaticObj<C>
-where
-    C::Item: fmt::Debug,
-{
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        fmt::Debug::fmt(&**self, f)
-    }
-}
-
-impl<C: StaticCache> Drop for StaticObj<C> {
-    #[inline]
-    fn drop(&mut self) {
-        let slot = C::slot();
-        // Leaves the count once the object is freed, also should `C::Item::drop` panic (the
-        // free then runs while unwinding, before this guard's drop).
-        let _uncount = Uncount(&slot.live);
-        // The pointer was stored before this object was made (see `CacheRegistration::new`),
-        // and is never changed again.
-        let cache = slot.cache.load(Ordering::Relaxed);
-        // SAFETY: `ptr` is a live object of `cache` holding a valid `C::Item`, owned by `self`
-        // (type invariant) and not used after this. `cache` is valid until `_uncount` is
-        // dropped: this object is counted, so the registration has not destroyed it, and will
-        // not until the count drops.
-        unsafe { drop_and_free(cache, self.ptr) };
-    }
-}
-
-/// Takes one [`StaticObj`] out of its slot's count when dropped, after its object was freed.
+/// Takes one object out of its slot's count when dropped.
 struct Uncount<'a>(&'a AtomicUsize);
 
 impl Drop for Uncount<'_> {
     #[inline]
     fn drop(&mut self) {
-        // Release: pairs with the Acquire of the registration's drop, so that the free (and
-        // every use of the cache by it) happens before a destroy that finds the count at 0.
+        // Release: pairs with the registration's count load, so that the free (and every use
+        // of the cache by it) happens before a destroy that finds the count at 0.
         self.0.fetch_sub(1, Ordering::Release);
     }
 }
