@@ -42,9 +42,7 @@
 //! whatever takes an allocator), and the registration's [`Cache`] for the bulk API: batches
 //! ([`ObjBatch`], [`FreeBatch`], [`Cache::alloc_bulk_in`]) of borrowed [`Obj`]s.
 //! [`CacheRegistration::keep`] turns an object of a bulk allocation into a `Box<T, C>`, and
-//! [`CacheRegistration::to_obj`] a `Box<T, C>` back into an [`Obj`], to be freed in bulk. (The
-//! project's own box type for this, `StaticObj`, is gone: it was `Box<T, C>` with another name,
-//! the same pointer and the same count.)
+//! [`CacheRegistration::to_obj`] a `Box<T, C>` back into an [`Obj`], to be freed in bulk.
 //!
 //! # Layouts
 //!
