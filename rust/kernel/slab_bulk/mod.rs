@@ -42,10 +42,10 @@
 //! `C` serves the layouts that fit in one object (size and alignment at most `T`'s) and fails
 //! every other (`AllocError`, never a smaller object); `realloc` within the object is in place,
 //! beyond it fails; a size of 0 frees. A `Box<T, C>` is counted in `C`'s slot (an atomic add
-//! and subtract per object, about 20 cycles per alloc+free: on 7.3 twice the plain single
-//! path), so a registration dropped under live boxes leaks its cache with a warning instead of
+//! and subtract per object; its cost beside the plain path is in `docs/benchmarks.md`), so a
+//! registration dropped under live boxes leaks its cache with a warning instead of
 //! destroying it under them; where that cost matters, allocate in bulk on the registration,
-//! which is not counted. The reasons and figures are in `static_cache.rs`.
+//! which is not counted. The reasons are in `static_cache.rs`.
 //!
 //! ```
 //! # use kernel::prelude::*;

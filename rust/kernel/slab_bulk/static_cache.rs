@@ -83,11 +83,10 @@
 //! *before* it reads the count (all four sequentially consistent): either the allocation sees
 //! the slot retired and fails, or the registration sees it counted and keeps the cache, so an
 //! allocation racing with the destroy on another CPU is no use after free either. The count
-//! costs what review feared: two `LOCK`ed operations per object, measured by
-//! `samples/rust/rust_slab_bulk_bench.rs` (`box_single` beside `ours_single`, UML, one Xeon
-//! host) at 8-17 cycles per alloc+free on 6.12 (1.16-1.43x) and 18-23 on 7.3, whose sheaves
-//! make the plain single path 18 cycles (1.90-2.28x). Bulk rounds on the registration do not pay
-//! it; a per-CPU count would make it two unlocked instructions (see `docs/design.md`).
+//! costs what review feared: two `LOCK`ed operations per object, which the slab benchmark's
+//! `box_single` measures beside `ours_single` (the figures: `docs/benchmarks.md`, "The cost of
+//! `Box<T, C>`"). Bulk rounds on the registration do not pay it; a per-CPU count would make it
+//! two unlocked instructions (see `docs/design.md`).
 //!
 //! - Allocating through `C` fails (`AllocError`) before [`CacheRegistration::new`] and after the
 //!   registration was dropped.
