@@ -74,7 +74,7 @@ done
 # check_range NAME MIN MAX: NAME's value must be an integer from MIN to MAX.
 check_range() {
 	local v=${!1}
-	if ! [[ $v =~ ^[0-9]+$ ]] || [ "${#v}" -gt 18 ] || [ "$v" -lt "$2" ] || [ "$v" -gt "$3" ]; then
+	if ! [[ $v =~ ^[0-9]+$ ]] || ! param_in "$v" "$2" "$3"; then
 		refused+=("$1=$v: an integer from $2 to $3")
 		return 1
 	fi

@@ -147,6 +147,12 @@ rerun_counts() {
 	kunit_counts "$klogs/$2.json" 2>/dev/null || echo "0 1"
 }
 
+# out_of_bounds KIND LO HI: a value one past the upper bound of a parameter of KIND and bounds
+# LO to HI: the value itself (uint), or a list's second entry.
+out_of_bounds() {
+	if [ "$1" = uint ]; then echo $(($3 + 1)); else echo "$2,$(($3 + 1))"; fi
+}
+
 # bench_refusals: make bench with a bad value of each parameter of each benchmark module (the
 # parameters and their bounds read from the modules' own bench::module_params! blocks), and a
 # name no module has, one case each: each must fail at once with the module's refusal as its
@@ -185,9 +191,7 @@ bench_refusals() {
 			continue
 		fi
 		while read -r name kind lo hi; do
-			# One past the upper bound: as the value (uint), or as a list's second entry.
-			arg=$((hi + 1))
-			[ "$kind" = uint ] || arg=$lo,$arg
+			arg=$(out_of_bounds "$kind" "$lo" "$hi")
 			want="$m: $name=$arg refused: "
 			if [ "$kind" = uint ]; then
 				want+="an integer from $lo to $hi"
@@ -370,11 +374,9 @@ kernel_uml_tests() {
 
 # refusal_args MODULE: NAME=VALUE for each parameter of MODULE, each one past its upper bound.
 refusal_args() {
-	local name kind lo hi v
+	local name kind lo hi
 	module_params "$1" | while read -r name kind lo hi; do
-		v=$((hi + 1))
-		[ "$kind" = uint ] || v=$lo,$v
-		printf '%s=%s ' "$name" "$v"
+		printf '%s=%s ' "$name" "$(out_of_bounds "$kind" "$lo" "$hi")"
 	done
 }
 

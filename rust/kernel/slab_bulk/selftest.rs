@@ -630,29 +630,11 @@ pub(crate) fn cache_size_boundaries() {
     );
 }
 
-/// `C::realloc` on 7.x, which takes a NUMA node.
+/// `C::realloc` with no NUMA node asked for (7.x's trait takes one, 6.12's does not).
 ///
 /// # Safety
 ///
 /// As `Allocator::realloc`'s.
-#[cfg(kernel_ge_7_0)]
-unsafe fn realloc_in<C: Allocator>(
-    ptr: Option<NonNull<u8>>,
-    layout: Layout,
-    old_layout: Layout,
-    flags: Flags,
-) -> Result<NonNull<[u8]>, AllocError> {
-    let node = crate::alloc::NumaNode::NO_NODE;
-    // SAFETY: Forwarded from the caller.
-    unsafe { C::realloc(ptr, layout, old_layout, flags, node) }
-}
-
-/// `C::realloc` before 7.0.
-///
-/// # Safety
-///
-/// As `Allocator::realloc`'s.
-#[cfg(not(kernel_ge_7_0))]
 unsafe fn realloc_in<C: Allocator>(
     ptr: Option<NonNull<u8>>,
     layout: Layout,
@@ -660,7 +642,20 @@ unsafe fn realloc_in<C: Allocator>(
     flags: Flags,
 ) -> Result<NonNull<[u8]>, AllocError> {
     // SAFETY: Forwarded from the caller.
-    unsafe { C::realloc(ptr, layout, old_layout, flags) }
+    #[cfg(kernel_ge_7_0)]
+    let ret = unsafe {
+        C::realloc(
+            ptr,
+            layout,
+            old_layout,
+            flags,
+            crate::alloc::NumaNode::NO_NODE,
+        )
+    };
+    // SAFETY: Forwarded from the caller.
+    #[cfg(not(kernel_ge_7_0))]
+    let ret = unsafe { C::realloc(ptr, layout, old_layout, flags) };
+    ret
 }
 
 /// A static cache is an [`Allocator`]: `Box<T, C>` comes from the cache and goes back to it;
