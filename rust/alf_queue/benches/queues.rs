@@ -12,7 +12,11 @@
 //! - `1p1c_alternating`: the `1p1c` queues again, in turns (each queue once per repetition,
 //!   the order rotated between repetitions), outside criterion, into
 //!   `target/criterion/1p1c_alternating.json`; `report.py` takes the 1P1C ratios of the
-//!   targets from it, within each repetition (see [`one_producer_one_consumer_alternating`]).
+//!   targets from it, within each repetition (see [`alternating`]).
+//! - `1p1c_single`: one producer and one consumer thread, one element per call on both sides
+//!   (every queue through its single-element push and pop), on a large ring of
+//!   [`SINGLE_CAP`] slots, reported as k = 1; and `1p1c_single_alternating`, the same queues in
+//!   turns, as `1p1c_alternating` (`target/criterion/1p1c_single_alternating.json`).
 //!
 //! Queues: ours (`alf_mpmc`, `alf_spsc`: batches filled with `Batch::fill_from` and moved with
 //! the bulk/burst API; `alf_spsc_with`: the SPSC handles' in-place `enqueue_bulk_with` and
@@ -22,8 +26,12 @@
 //! `ArrayQueue` and concurrent-queue `ConcurrentQueue::bounded` (one element per call, there
 //! is no bulk API), rtrb (chunks: `write_chunk_uninit`, written through its slices by the
 //! loop of our `fill_with`, its fastest way in; `fill_from_iter`, which checks the iterator at
-//! every item, is slower) and ringbuf (slices), both SPSC. All have 1024 slots and carry `usize`
-//! elements (the size of a pointer).
+//! every item, is slower) and ringbuf (slices), both SPSC. All have 1024 slots (4096 in the
+//! `1p1c_single` groups) and carry `usize` elements (the size of a pointer). In the
+//! `1p1c_single` groups every queue moves one element per call: ours through
+//! `Producer::enqueue`/`Consumer::dequeue` (`alf_spsc_single`) and `MpmcQueue::enqueue`/
+//! `dequeue` (`alf_mpmc_single`), rtrb through `Producer::push`/`Consumer::pop`, ringbuf
+//! through `try_push`/`try_pop` of its caching halves, the MPMC peers as in the other groups.
 //!
 //! Across threads, every worker thread is pinned to a CPU of its own (from the CPUs this
 //! process may run on; `ALF_BENCH_NO_PIN=1` in the environment turns that off) and waits at a
@@ -38,6 +46,7 @@
 //! cargo bench -p alf_queue --bench queues                  # everything (~10 min)
 //! cargo bench -p alf_queue --bench queues -- 'st/'         # a filter
 //! cargo bench -p alf_queue --bench queues -- alternating   # the alternating runs alone
+//! cargo bench -p alf_queue --bench queues -- 1p1c_single   # the single-element 1P1C groups
 //! python3 rust/alf_queue/benches/report.py                 # the tables, from target/criterion
 //! ```
 //!
@@ -57,6 +66,9 @@ use ringbuf::traits::{Consumer as _, Producer as _, Split as _};
 
 const BULKS: [usize; 7] = [1, 2, 4, 8, 16, 32, 64];
 const CAP: usize = 1024;
+/// Slots of the queues of the `1p1c_single` groups: a large ring (32 KiB of `usize`), four
+/// times the other groups', as in the issue's single-element case.
+const SINGLE_CAP: usize = 4096;
 const MAX_K: usize = 64;
 
 /// Runs `round` (which moves `k` elements) often enough to move `iters` elements, and returns
@@ -556,6 +568,8 @@ fn concurrent_pop(q: &ConcurrentQueue<usize>) -> Option<usize> {
 /// `pc.0` producers and `pc.1` consumers on a queue made for the run; returns the time scaled
 /// to `iters` elements.
 type CrossRun = fn(usize, (u64, u64), u64) -> Duration;
+/// A queue's name and its [`CrossRun`].
+type Run = (&'static str, CrossRun);
 
 /// Ours, MPMC: bulk producers (all or nothing, `k` at a time; single operations for `k = 1`)
 /// and burst consumers.
@@ -607,7 +621,7 @@ fn run_concurrent(k: usize, pc: (u64, u64), iters: u64) -> Duration {
 
 /// The MPMC queues of the cross-thread groups: ours (bulk producers, burst consumers) and the
 /// peers (an element per call).
-const MPMC_RUNS: [(&str, CrossRun); 3] = [
+const MPMC_RUNS: [Run; 3] = [
     ("alf_mpmc", run_alf_mpmc),
     ("crossbeam_arrayqueue", run_arrayqueue),
     ("concurrent_queue", run_concurrent),
@@ -737,7 +751,7 @@ fn run_ringbuf(k: usize, _pc: (u64, u64), iters: u64) -> Duration {
 }
 
 /// Every queue of the one-producer one-consumer runs, in the order they are measured.
-const ONE_P_ONE_C: [(&str, CrossRun); 8] = [
+const ONE_P_ONE_C: [Run; 8] = [
     ("alf_spsc", run_alf_spsc),
     ("alf_spsc_with", run_alf_spsc_with),
     ("alf_spsc_chunks", run_alf_spsc_chunks),
@@ -748,13 +762,90 @@ const ONE_P_ONE_C: [(&str, CrossRun); 8] = [
     ("ringbuf_slices", run_ringbuf),
 ];
 
-/// A cross-thread criterion group `name` of `runs`, for every k, with `pc` threads.
-fn cross_group(c: &mut Criterion, name: &str, pc: (u64, u64), runs: &[(&str, CrossRun)]) {
+// ---------------------------------------------------------------------------------------------
+// One producer, one consumer, one element per call, a large ring.
+
+/// A one-producer one-consumer run moving about `iters` elements one per call: `push(x)`
+/// offers one element and says whether it went in, `pop()` takes one if there is any. The
+/// jobs are the other groups' [`producer`] and [`consumer`], for k = 1.
+fn single_pair<'q>(
+    iters: u64,
+    mut push: impl FnMut(usize) -> bool + Send + 'q,
+    mut pop: impl FnMut() -> Option<usize> + Send + 'q,
+) -> Duration {
+    cross_thread(iters, 1, |pp, total| {
+        pair_jobs(
+            1,
+            (pp, total),
+            move |_| push(0) as usize,
+            move |sum| pop().map(|x| *sum += x).is_some() as usize,
+        )
+    })
+}
+
+/// Ours, SPSC, one element per call through the `Producer` and `Consumer` handles.
+fn run_alf_spsc_single(_k: usize, _pc: (u64, u64), iters: u64) -> Duration {
+    let mut q = Box::<SpscQueue<usize, SINGLE_CAP>>::new_uninit();
+    SpscQueue::init_in_place(&mut q);
+    // SAFETY: `init_in_place` initialised the queue.
+    let mut q = unsafe { q.assume_init() };
+    let (mut tx, mut rx) = q.split();
+    single_pair(iters, move |x| tx.enqueue(x).is_ok(), move || rx.dequeue())
+}
+
+/// Ours, MPMC, one element per call (`enqueue`, `dequeue`).
+fn run_alf_mpmc_single(_k: usize, _pc: (u64, u64), iters: u64) -> Duration {
+    let mut q = Box::<MpmcQueue<usize, SINGLE_CAP>>::new_uninit();
+    MpmcQueue::init_in_place(&mut q);
+    // SAFETY: `init_in_place` initialised the queue.
+    let q = unsafe { q.assume_init() };
+    let q = &*q;
+    single_pair(iters, move |x| q.enqueue(x).is_ok(), move || q.dequeue())
+}
+
+/// rtrb, one element per call (`push`, `pop`).
+fn run_rtrb_single(_k: usize, _pc: (u64, u64), iters: u64) -> Duration {
+    let (mut p, mut c) = rtrb::RingBuffer::<usize>::new(SINGLE_CAP);
+    single_pair(iters, move |x| p.push(x).is_ok(), move || c.pop().ok())
+}
+
+/// ringbuf, one element per call (`try_push`, `try_pop` of its caching halves).
+fn run_ringbuf_single(_k: usize, _pc: (u64, u64), iters: u64) -> Duration {
+    let (mut p, mut c) = ringbuf::HeapRb::<usize>::new(SINGLE_CAP).split();
+    single_pair(iters, move |x| p.try_push(x).is_ok(), move || c.try_pop())
+}
+
+/// crossbeam's `ArrayQueue`, one element per call.
+fn run_arrayqueue_single(_k: usize, _pc: (u64, u64), iters: u64) -> Duration {
+    let q = ArrayQueue::new(SINGLE_CAP);
+    let q = &q;
+    single_pair(iters, move |x| q.push(x).is_ok(), move || q.pop())
+}
+
+/// concurrent-queue's bounded queue, one element per call.
+fn run_concurrent_single(_k: usize, _pc: (u64, u64), iters: u64) -> Duration {
+    let q = ConcurrentQueue::bounded(SINGLE_CAP);
+    let q = &q;
+    single_pair(iters, move |x| q.push(x).is_ok(), move || q.pop().ok())
+}
+
+/// Every queue of the single-element one-producer one-consumer runs (k is 1 for all).
+const ONE_P_ONE_C_SINGLE: [Run; 6] = [
+    ("alf_spsc_single", run_alf_spsc_single),
+    ("alf_mpmc_single", run_alf_mpmc_single),
+    ("rtrb_single", run_rtrb_single),
+    ("ringbuf_single", run_ringbuf_single),
+    ("crossbeam_arrayqueue", run_arrayqueue_single),
+    ("concurrent_queue", run_concurrent_single),
+];
+
+/// A cross-thread criterion group `name` of `runs`, for every k of `sizes`, with `pc` threads.
+fn cross_group(c: &mut Criterion, name: &str, pc: (u64, u64), sizes: &[usize], runs: &[Run]) {
     let mut g = c.benchmark_group(group_name(name, (pc.0 + pc.1) as usize));
     g.sample_size(20)
         .warm_up_time(Duration::from_millis(500))
         .measurement_time(Duration::from_secs(3));
-    for k in BULKS {
+    for &k in sizes {
         for &(queue, run) in runs {
             g.bench_with_input(BenchmarkId::new(queue, k), &k, |bch, &k| {
                 bch.iter_custom(|iters| run(k, pc, iters))
@@ -765,11 +856,15 @@ fn cross_group(c: &mut Criterion, name: &str, pc: (u64, u64), runs: &[(&str, Cro
 }
 
 fn one_producer_one_consumer(c: &mut Criterion) {
-    cross_group(c, "1p1c", (1, 1), &ONE_P_ONE_C);
+    cross_group(c, "1p1c", (1, 1), &BULKS, &ONE_P_ONE_C);
+}
+
+fn one_producer_one_consumer_single(c: &mut Criterion) {
+    cross_group(c, "1p1c_single", (1, 1), &[1], &ONE_P_ONE_C_SINGLE);
 }
 
 fn two_producers_two_consumers(c: &mut Criterion) {
-    cross_group(c, "2p2c", (2, 2), &MPMC_RUNS);
+    cross_group(c, "2p2c", (2, 2), &BULKS, &MPMC_RUNS);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -780,8 +875,8 @@ const PAIR_REPS: usize = 21;
 /// About how long each run of the alternation lasts.
 const PAIR_RUN: Duration = Duration::from_millis(20);
 
-/// The one-producer one-consumer queues again, run in turns rather than one after the other:
-/// for each k, every queue once per repetition, the order rotated by one queue from each
+/// One-producer one-consumer queues (`runs`) run in turns rather than one after the other:
+/// for each k of `sizes`, every queue once per repetition, the order rotated by one queue from each
 /// repetition to the next, each run moving as many elements as took [`PAIR_RUN`] in a
 /// calibration run. The ratio of two queues is then taken within each repetition, between
 /// runs made seconds apart under the same conditions.
@@ -792,10 +887,10 @@ const PAIR_RUN: Duration = Duration::from_millis(20);
 /// from stretch to stretch, and a ratio of two queues' medians compares two such placements.
 ///
 /// Returns, as JSON, each queue's nanoseconds per element for each k and repetition.
-fn one_producer_one_consumer_alternating() -> String {
-    let mut by_queue: Vec<Vec<String>> = vec![Vec::new(); ONE_P_ONE_C.len()];
-    for k in BULKS {
-        let counts: Vec<u64> = ONE_P_ONE_C
+fn alternating(runs: &[Run], sizes: &[usize]) -> String {
+    let mut by_queue: Vec<Vec<String>> = vec![Vec::new(); runs.len()];
+    for &k in sizes {
+        let counts: Vec<u64> = runs
             .iter()
             .map(|&(_, run)| {
                 let probe = 1 << 16;
@@ -803,11 +898,11 @@ fn one_producer_one_consumer_alternating() -> String {
                 ((probe as f64 * PAIR_RUN.as_secs_f64() / t) as u64).clamp(1 << 14, 1 << 26)
             })
             .collect();
-        let mut ns = vec![Vec::new(); ONE_P_ONE_C.len()];
+        let mut ns = vec![Vec::new(); runs.len()];
         for rep in 0..=PAIR_REPS {
-            for i in 0..ONE_P_ONE_C.len() {
-                let q = (i + rep) % ONE_P_ONE_C.len();
-                let t = (ONE_P_ONE_C[q].1)(k, (1, 1), counts[q]);
+            for i in 0..runs.len() {
+                let q = (i + rep) % runs.len();
+                let t = (runs[q].1)(k, (1, 1), counts[q]);
                 if rep > 0 {
                     ns[q].push(format!("{:.4}", t.as_nanos() as f64 / counts[q] as f64));
                 }
@@ -817,7 +912,7 @@ fn one_producer_one_consumer_alternating() -> String {
             by_queue[q].push(format!("\"{k}\": [{}]", ns.join(", ")));
         }
     }
-    let queues: Vec<String> = ONE_P_ONE_C
+    let queues: Vec<String> = runs
         .iter()
         .zip(by_queue)
         .map(|((name, _), ks)| format!("\"{name}\": {{{}}}", ks.join(", ")))
@@ -828,6 +923,7 @@ criterion_group!(
     benches,
     single_thread,
     one_producer_one_consumer,
+    one_producer_one_consumer_single,
     two_producers_two_consumers
 );
 
@@ -847,21 +943,27 @@ fn main() {
     let dir = std::env::var("CARGO_TARGET_DIR")
         .unwrap_or_else(|_| concat!(env!("CARGO_MANIFEST_DIR"), "/../../target").to_owned());
     let _ = std::fs::create_dir_all(format!("{dir}/criterion"));
-    // The alternating runs are not a criterion group: they run with the whole set, or alone
+    // The alternating runs are not criterion groups: they run with the whole set, or alone
     // with a filter that names them; only where the two threads have a CPU each.
     let filters: Vec<String> = std::env::args()
         .skip(1)
         .filter(|a| !a.starts_with('-'))
         .collect();
-    let alternating = "1p1c_alternating";
-    if filters.is_empty() || filters.iter().any(|f| alternating.contains(f.as_str())) {
-        let file = format!("{dir}/criterion/{alternating}.json");
+    let sets: [(&str, &[Run], &[usize]); 2] = [
+        ("1p1c_alternating", &ONE_P_ONE_C, &BULKS),
+        ("1p1c_single_alternating", &ONE_P_ONE_C_SINGLE, &[1]),
+    ];
+    for (name, runs, sizes) in sets {
+        if !filters.is_empty() && !filters.iter().any(|f| name.contains(f.as_str())) {
+            continue;
+        }
+        let file = format!("{dir}/criterion/{name}.json");
         if oversubscribed(2) {
-            eprintln!("{alternating}: skipped, fewer than 2 CPUs");
+            eprintln!("{name}: skipped, fewer than 2 CPUs");
             let _ = std::fs::remove_file(&file);
         } else {
-            eprintln!("{alternating}: {PAIR_REPS} repetitions of every 1p1c queue in turn");
-            std::fs::write(&file, one_producer_one_consumer_alternating())
+            eprintln!("{name}: {PAIR_REPS} repetitions of every queue in turn");
+            std::fs::write(&file, alternating(runs, sizes))
                 .expect("writing the alternating runs' figures");
         }
     }

@@ -2,13 +2,17 @@
 # SPDX-License-Identifier: GPL-2.0
 """Print the tables of `cargo bench -p alf_queue --bench queues` from criterion's files.
 
-One table per group (st, 1p1c, 2p2c, and the same with an _oversubscribed suffix when the
-run had fewer CPUs than spinning threads): a row per queue, a column per bulk size, each cell
-the median over criterion's samples of nanoseconds per element, and, with --spread, the range
-[min-max] of the samples. The load average recorded by the bench run is printed first.
+One table per group (st, 1p1c, 1p1c_single, 2p2c, and the same with an _oversubscribed
+suffix when the run had fewer CPUs than spinning threads; 1p1c_alternating and
+1p1c_single_alternating, the bench binary's own runs in turns): a row per queue, a column per
+bulk size (k = 1 only in the single-element groups), each cell the median over criterion's
+samples (the repetitions) of nanoseconds per element, and, with --spread, the range [min-max].
+The load average recorded by the bench run is printed first.
 
 Then where each performance target of the alf_queue issue stands: ours (the fastest of our
-forms) against the peers per k, and the MPMC 2p2c tail (slowest sample against the median).
+forms) against the peers per k, the single-element 1P1C case (ours one element per call
+against rtrb's push/pop and ArrayQueue's), and the MPMC 2p2c tail (slowest sample against the
+median).
 
 Then a sanity line: no cross-thread sample may be faster than the fastest single-thread
 sample (any queue) for the same k divided by the number of threads that can run at once (the
@@ -30,10 +34,13 @@ import statistics
 import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-GROUPS = ("st", "1p1c", "2p2c", "1p1c_oversubscribed", "2p2c_oversubscribed")
+GROUPS = ("st", "1p1c", "1p1c_single", "2p2c", "1p1c_oversubscribed",
+          "1p1c_single_oversubscribed", "2p2c_oversubscribed")
 # The 1p1c queues run in turns by the bench binary itself (not criterion): a JSON file of
 # nanoseconds per element for each queue, k and repetition.
 ALTERNATING = "1p1c_alternating"
+# The same for the single-element 1p1c queues (k = 1 only).
+SINGLE_ALTERNATING = "1p1c_single_alternating"
 
 
 def samples(path):
@@ -60,18 +67,19 @@ def main(argv):
         rows = criterion_rows(os.path.join(root, group))
         if rows:
             tables[group] = rows
-    alternating = os.path.join(root, ALTERNATING + ".json")
-    if os.path.exists(alternating):
-        with open(alternating) as f:
-            tables[ALTERNATING] = {impl: {int(k): ns for k, ns in by_k.items()}
-                                   for impl, by_k in json.load(f).items()}
+    for name in (ALTERNATING, SINGLE_ALTERNATING):
+        alternating = os.path.join(root, name + ".json")
+        if os.path.exists(alternating):
+            with open(alternating) as f:
+                tables[name] = {impl: {int(k): ns for k, ns in by_k.items()}
+                                for impl, by_k in json.load(f).items()}
     for group, rows in tables.items():
         sizes = sorted({k for by_k in rows.values() for k in by_k})
-        what = ("median of the repetitions" if group == ALTERNATING
-                else "median of samples")
+        turns = group in (ALTERNATING, SINGLE_ALTERNATING)
+        what = "median of the repetitions" if turns else "median of samples"
         print(f"\n{group}: ns per element, {what}" + (" [min-max]" if spread else "")
               + ("; the queues run in turns, the order rotated between repetitions"
-                 if group == ALTERNATING else ""))
+                 if turns else ""))
         print(head("queue", sizes))
         for impl, by_k in rows.items():
             print(row(impl, sizes, lambda k: by_k.get(k) and cell(by_k[k], spread)))
@@ -126,6 +134,10 @@ OURS = {
 }
 SPSC_PEERS = ("rtrb_chunks", "ringbuf_slices")
 MPMC_PEERS = ("crossbeam_arrayqueue", "concurrent_queue")
+# The single-element 1p1c targets: ours one element per call against one peer, also one
+# element per call.
+SINGLE_TARGETS = (("SPSC", {"alf_spsc_single": "s"}, ("rtrb_single",), "rtrb"),
+                  ("MPMC", {"alf_mpmc_single": "s"}, ("crossbeam_arrayqueue",), "ArrayQueue"))
 
 
 def best(rows, names, k):
@@ -160,8 +172,8 @@ def targets(tables):
             return f"{r:.2f}{ours[o[1]]} {'met' if r <= limit else 'MISSED'}"
         lines.append(row(label, sizes, cell))
 
-    def paired_row(label, ours, peers, limit):
-        rows = tables[ALTERNATING]
+    def paired_row(label, ours, peers, limit, group=ALTERNATING):
+        rows = tables[group]
 
         def cell(k):
             o, p = per_rep_best(rows, ours, k), per_rep_best(rows, peers, k)
@@ -186,6 +198,13 @@ def targets(tables):
             paired_row(label, ours, peers, 1.0)
         else:
             ratio_row(label, "1p1c", ours, peers, 1.0)
+    # The single-element case, from its own runs in turns if there are any.
+    for side, ours, peers, which in SINGLE_TARGETS:
+        label = f"{side} 1p1c single item: ours / {which} (<= 1)"
+        if SINGLE_ALTERNATING in tables:
+            paired_row(label, ours, peers, 1.0, SINGLE_ALTERNATING)
+        else:
+            ratio_row(label, "1p1c_single", ours, peers, 1.0)
     rows = tables.get(ALTERNATING if paired else "1p1c", {})
     ours16, peer16 = rows.get("alf_mpmc", {}).get(16), rows.get("crossbeam_arrayqueue", {}).get(16)
     if ours16 and peer16:
@@ -209,10 +228,12 @@ def targets(tables):
         lines.append(row(f"MPMC {group}: slowest sample / median (<= 10)", sizes, tail))
     if not lines:
         return
-    print("\ntargets: ratios of medians per k (1p1c alternating: the median over the "
-          "repetitions of the ratio within each); b = our bulk/burst through a Batch, w = in place "
-          "(`*_with`), c = chunks (`write_chunk`, `read_chunk`), s = one element per call, "
-          "whichever of ours was fastest")
+    print("\ntargets: ratios of medians per k (1p1c alternating and 1p1c single item, when "
+          "its runs in turns are there: the median over the repetitions of the ratio within "
+          "each); b = our bulk/burst through a Batch, w = in place (`*_with`), c = chunks "
+          "(`write_chunk`, `read_chunk`), s = one element per call, whichever of ours was "
+          "fastest; the single-item rows are one element per call on both sides, k = 1, "
+          "4096 slots")
     print(head("target", sizes))
     for line in lines:
         print(line)
