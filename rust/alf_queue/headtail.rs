@@ -23,15 +23,20 @@ use super::sync::{wait_for, AtomicU32, Ordering};
 /// line, `tail` alone on the next.
 ///
 /// `head` is where the next reservation on this side starts; `tail` is where the committed
-/// (finished) operations on this side end. See [`Ring`] for what they mean together.
+/// (finished) operations on this side end. See [`Ring`] for what they mean together. A side run
+/// by the single protocol does not use `head`: its one operation at a time reserves privately
+/// and starts where the last one committed, at `tail`.
 ///
 /// The other side reads only `tail` (to see what this side has committed); `head` and
 /// `other_tail` are this side's own. Keeping them on separate lines means that the other side
 /// polling `tail` never takes away the line that this side reserves on: a multi side's
 /// compare-and-swap of `head` finds its line in its own cache instead of waiting for it to come
-/// back from the other side's, and a single side's store of `head` at its commit goes to a line
-/// nobody else reads. Only `tail`'s line travels between the sides. (The C original keeps each
-/// side's `head` and `tail` together on one line per side.)
+/// back from the other side's. Only `tail`'s line travels between the sides. (The C original
+/// keeps each side's `head` and `tail` together on one line per side.)
+///
+/// A single side reads its position from its own `tail` rather than keeping it in `head`: a
+/// store less per operation, for a load of the line that the other side polls. Across threads,
+/// one element per call, that was the faster of the two (see the crate's README).
 ///
 /// The line size, 64 bytes, is one x86 cache line, the kernel's `L1_CACHE_BYTES` and the C
 /// original's `____cacheline_aligned_in_smp`: the two lines of each side and the slots each
@@ -44,14 +49,15 @@ use super::sync::{wait_for, AtomicU32, Ordering};
 ///
 /// `other_tail` is a value the other side's `tail` has had (so it is at most the current one),
 /// and the other side's operations up to it happen before any operation of this side that
-/// read it. On a single side it is also at least the value that justified this side's `head`;
-/// on a multi side it may be older than that, because producers (consumers) store it in
-/// whatever order they run (see [`HeadTail::move_head`]).
+/// read it. On a single side it is also at least the value that justified this side's `tail`
+/// (its position); on a multi side it may be older than the one that justified `head`, because
+/// producers (consumers) store it in whatever order they run (see [`HeadTail::move_head`]).
 ///
 /// [`Ring`]: super::ring::Ring
 #[repr(C, align(64))]
 pub(crate) struct HeadTail {
-    /// End of the reservations made on this side.
+    /// End of the reservations made on this side (multi protocol only; a single side leaves it
+    /// at its initial value).
     pub(crate) head: AtomicU32,
     /// The other side's `tail` as this side last read it.
     ///
@@ -111,8 +117,9 @@ impl HeadTail {
     /// (or, on a multi side, an impossible number, because the copy is older than the tail
     /// that justified the current head).
     ///
-    /// With `MULTI` the reservation is a compare-and-swap on `head`; without, nothing is
-    /// written to `head` here ([`HeadTail::update_tail`] stores it at the commit).
+    /// With `MULTI` the reservation is a compare-and-swap on `head`; without, it starts at this
+    /// side's `tail` and nothing is written: it stays private until [`HeadTail::update_tail`]
+    /// publishes it.
     ///
     /// # Safety
     ///
@@ -126,13 +133,16 @@ impl HeadTail {
         size: u32,
         n: u32,
     ) -> (u32, u32) {
+        // A single side keeps no `head`: its reservation is private until the commit, so where
+        // it starts is where the last commit ended, its own `tail`.
+        let own = if MULTI { &self.head } else { &*self.tail };
         // A0: on a multi side, pairs with R1 (the successful head CAS) of the operation that
         // moved `head` to the value we read: the other-side tail it saw (through C0/C1 or A1)
         // happens before our A1 load, which therefore reads that value or a newer one. Without
         // it, `available` could be computed from a tail older than the one that justified the
-        // current head, and wrap around. On a single side, Relaxed: only this side writes
-        // `head`, and the caller orders our calls.
-        let mut head = self.head.load(if MULTI {
+        // current head, and wrap around. On a single side, Relaxed: only this side writes its
+        // `tail`, and the caller orders our calls.
+        let mut head = own.load(if MULTI {
             Ordering::Acquire
         } else {
             Ordering::Relaxed
@@ -224,6 +234,8 @@ impl HeadTail {
     /// committed.
     #[inline(always)]
     pub(crate) fn update_tail<const MULTI: bool>(&self, head: u32, next: u32) {
+        // A single side has no other operation to tell about its reservation: it writes
+        // nothing but the tail, which is also where its next reservation starts.
         if MULTI {
             // A3: pairs with R0 of the operation of this side that reserved just before us,
             // when it publishes `tail == head`: its slot accesses happen before our R0 below,
@@ -231,12 +243,6 @@ impl HeadTail {
             // preempted operation stalls the ones behind it (see "Contexts" in the module
             // docs).
             wait_for(&self.tail, head, Ordering::Acquire);
-        } else {
-            // Relaxed: only this side acts on `head`. A single side has no other operation
-            // to tell about its reservation, so it stores `head` once per operation, here with
-            // the tail, rather than also when it reserves. INVARIANT: `head == tail` again once
-            // the tail is stored.
-            self.head.store(next, Ordering::Relaxed);
         }
         // R0: pairs with A1 of the other side (its load of our tail in `move_head`): our
         // accesses to the slots `head .. next` happen before its accesses to them.

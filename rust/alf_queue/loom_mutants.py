@@ -36,7 +36,7 @@ A1_MULTI = "let tail = other.load(if MULTI { Ordering::Relaxed } else { Ordering
 A1_SINGLE = "let tail = other.load(if MULTI { Ordering::Acquire } else { Ordering::Relaxed });"
 R0 = "self.tail.store(next, Ordering::Release);"
 A3 = "wait_for(&self.tail, head, Ordering::Acquire);"
-A0 = "let mut head = self.head.load(if MULTI {\n            Ordering::Acquire"
+A0 = "let mut head = own.load(if MULTI {\n            Ordering::Acquire"
 C0 = "let cached = self.other_tail.load(if MULTI {\n                Ordering::Acquire"
 C1 = "if MULTI {\n                            Ordering::Release"
 STALE = "available.wrapping_sub(n) > size - n"

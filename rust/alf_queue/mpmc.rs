@@ -229,7 +229,7 @@ impl<T, const N: usize> MpmcQueue<T, N> {
     /// `0 ..= N`.
     #[inline]
     pub fn len(&self) -> usize {
-        self.ring.len()
+        self.ring.len::<true>()
     }
 
     /// Returns `true` if the queue held no item when looked at; see [`MpmcQueue::len`].

@@ -34,19 +34,20 @@ use super::Error;
 ///   and wait to commit; no one else touches them;
 /// - `prod.head .. cons.tail + N`: empty.
 ///
+/// On a side run by the single-producer (single-consumer) protocol, read `head` as that side's
+/// `tail` in the above: such a side does not publish its reservation and does not use its
+/// `head` field (which keeps its initial value). Its one operation at a time reserves
+/// `tail .. tail + k` privately and stores `tail` at its commit; until then those slots count
+/// as empty (full) above, and only that operation touches them.
+///
 /// On each side `other_tail` is a value the other side's `tail` has had (see [`HeadTail`]); on
 /// a side run by the single-producer (single-consumer) protocol it is also no older than the
-/// one that justified `head`: `prod.head <= prod.other_tail + N` and
-/// `cons.head <= cons.other_tail`.
+/// one that justified that side's `tail`: `prod.tail <= prod.other_tail + N` and
+/// `cons.tail <= cons.other_tail`.
 ///
-/// A side run by the single-producer (single-consumer) protocol does not publish its
-/// reservation: it reserves `head .. head + k` privately and stores `head` and then `tail` at
-/// its commit, so on that side `head == tail` outside that store, and the reserved slots are
-/// the ones from `tail` that the single operation in progress is filling (emptying).
-///
-/// When no operation is in progress (in particular whenever we hold `&mut Ring`),
-/// `cons.head == cons.tail` and `prod.head == prod.tail`, so the queue holds exactly the items
-/// in `cons.head .. prod.tail`. `N` is a power of two with `2 <= N <= 2^31` ([`Ring::CAP`]).
+/// When no operation is in progress (in particular whenever we hold `&mut Ring`), a multi
+/// side's `head` equals its `tail`, so the queue holds exactly the items in
+/// `cons.tail .. prod.tail`. `N` is a power of two with `2 <= N <= 2^31` ([`Ring::CAP`]).
 #[repr(C)]
 pub(crate) struct Ring<T, const N: usize> {
     /// Producer indices: `head` reserves, `tail` commits.
@@ -126,13 +127,19 @@ impl<T, const N: usize> Ring<T, N> {
         }
     }
 
-    /// Returns how many items the queue holds, as a snapshot that may be stale at once.
+    /// Returns how many items the queue holds, as a snapshot that may be stale at once;
+    /// `MULTI` is the consumer side's protocol (a single consumer's position is its `tail`).
     ///
     /// The two indices are read at different times; the result is clamped to `0 ..= N`.
     #[inline]
-    pub(crate) fn len(&self) -> usize {
+    pub(crate) fn len<const MULTI: bool>(&self) -> usize {
+        let cons_head = if MULTI {
+            &self.cons.head
+        } else {
+            &*self.cons.tail
+        };
         // Relaxed: a statistic, nothing is accessed on the strength of it.
-        let cons_head = self.cons.head.load(Ordering::Relaxed);
+        let cons_head = cons_head.load(Ordering::Relaxed);
         let prod_tail = self.prod.tail.load(Ordering::Relaxed);
         let n = prod_tail.wrapping_sub(cons_head);
         // A "negative" distance means `cons.head` was read after it overtook our (older)
@@ -622,7 +629,7 @@ impl Drop for SingleCommit<'_> {
     #[inline(always)]
     fn drop(&mut self) {
         // A single side may commit fewer entries than it reserved: it never published the
-        // reservation, and `update_tail` stores `head` and `tail` together.
+        // reservation, and its `tail` is also where its next one starts.
         self.side
             .update_tail::<false>(self.head, self.head.wrapping_add(self.done as u32));
     }
@@ -632,12 +639,13 @@ impl<T, const N: usize> Drop for Ring<T, N> {
     fn drop(&mut self) {
         // Relaxed: `&mut self` means every operation has completed and its effects are visible
         // to us (whatever handed us `&mut` synchronised with the threads that used the ring).
-        let cons_head = self.cons.head.load(Ordering::Relaxed);
+        // The consumers' `tail`, not `head`: a single consumer does not keep its `head`.
+        let cons_tail = self.cons.tail.load(Ordering::Relaxed);
         let prod_tail = self.prod.tail.load(Ordering::Relaxed);
-        let n = prod_tail.wrapping_sub(cons_head) as usize;
+        let n = prod_tail.wrapping_sub(cons_tail) as usize;
         // SAFETY: With no operation in progress, by the type invariants the slots
-        // `cons.head .. prod.tail` are exactly the full ones (`n <= N`), owned by the queue
+        // `cons.tail .. prod.tail` are exactly the full ones (`n <= N`), owned by the queue
         // alone; the ring is being destroyed, so nothing reads them afterwards.
-        unsafe { self.slots.drop_range(cons_head, n) };
+        unsafe { self.slots.drop_range(cons_tail, n) };
     }
 }

@@ -16,9 +16,10 @@ use super::Error;
 
 /// A bounded lock-free queue of `N` slots for one producer and one consumer at a time.
 ///
-/// The same ring as [`MpmcQueue`](super::MpmcQueue), but each side reserves with a plain
-/// store instead of a compare-and-swap and never waits for anyone: one acquire load of the
-/// other side's tail, the copy, one release store of its own tail.
+/// The same ring as [`MpmcQueue`](super::MpmcQueue), but each side reserves privately, from
+/// its own tail, instead of with a compare-and-swap, and never waits for anyone: a relaxed load
+/// of its own tail, an acquire load of the other side's tail when its copy of it shows too
+/// little room, the copy, one release store of its own tail.
 ///
 /// There are two ways to use it:
 ///
@@ -171,7 +172,7 @@ impl<T, const N: usize> SpscQueue<T, N> {
     /// Returns the number of items in the queue (a snapshot under concurrency).
     #[inline]
     pub fn len(&self) -> usize {
-        self.ring.len()
+        self.ring.len::<false>()
     }
 
     /// Returns `true` if the queue held no item when looked at.
