@@ -15,9 +15,11 @@
 //! partner. "This side" is the side whose [`HeadTail`] the method runs on, "the other side" the
 //! one whose tail it reads.
 
+#[cfg(loom)]
+use super::sync::check_settled;
 #[cfg(all(feature = "std", not(loom)))]
 use super::sync::wait_for_in_flight;
-use super::sync::{wait_for, AtomicU32, Ordering};
+use super::sync::{read_own_tail, wait_for, AtomicU32, Ordering};
 
 /// One side's pair of free-running indices: `head` and the cached `other_tail` on one cache
 /// line, `tail` alone on the next.
@@ -108,9 +110,12 @@ impl HeadTail {
     ///
     /// `other` is the other side's tail and `capacity` is `size` (the ring's `N`) for the
     /// producer and 0 for the consumer, so that `capacity + other - head` is the number of
-    /// free slots (items) available to this side. Returns the first reserved index and the
+    /// free slots (items) available to this side. Returns the first reserved index, the
     /// number reserved, which is the one place where the two kinds of request differ: `n` or
-    /// 0 if `FIXED` (all or nothing), `min(n, available)` otherwise (as many as fit).
+    /// 0 if `FIXED` (all or nothing), `min(n, available)` otherwise (as many as fit), and
+    /// whether the reservation is *settled*: every earlier reservation of this side had been
+    /// committed when this one was made, so that its commit need not wait (always on a single
+    /// side; pass it to [`HeadTail::update_tail`]).
     ///
     /// The other side's tail is first taken from this side's cached copy, `other_tail`, and
     /// read from the other side's cache line only when the copy shows fewer than `n` entries
@@ -120,6 +125,11 @@ impl HeadTail {
     /// With `MULTI` the reservation is a compare-and-swap on `head`; without, it starts at this
     /// side's `tail` and nothing is written: it stays private until [`HeadTail::update_tail`]
     /// publishes it.
+    ///
+    /// A multi side reads its own `tail` before it reserves; the reservation is settled if that
+    /// tail was where the reservation starts. The commit would otherwise read `tail` again,
+    /// after the compare-and-swap, to wait for it: a read that, coming after a locked
+    /// instruction, cannot start early, and whose line is the one the other side polls.
     ///
     /// # Safety
     ///
@@ -132,7 +142,7 @@ impl HeadTail {
         capacity: u32,
         size: u32,
         n: u32,
-    ) -> (u32, u32) {
+    ) -> (u32, u32, bool) {
         // A single side keeps no `head`: its reservation is private until the commit, so where
         // it starts is where the last commit ended, its own `tail`.
         let own = if MULTI { &self.head } else { &*self.tail };
@@ -147,14 +157,28 @@ impl HeadTail {
         } else {
             Ordering::Relaxed
         });
+        // A4: on a multi side, pairs with R0 of the operation of this side that stored the
+        // tail we read. If that tail is where our reservation starts (settled), every
+        // reservation before ours has committed, their slot accesses happen before this load
+        // and so before our R0, and tails cannot move again until we commit: what A3 would
+        // give our commit, which therefore skips it (see `update_tail`). A single side reads
+        // nothing here (its `head` is its tail) and is always settled.
+        let seen = if MULTI {
+            read_own_tail(&self.tail, head, Ordering::Acquire)
+        } else {
+            head
+        };
         // In userspace, a multi side with operations in flight first lets them commit, and
-        // then reads `head` again (as A0): a scheduling aid, not part of the protocol (see
-        // `wait_for_in_flight`).
+        // then reads `head` again (as A0) and its `tail` (as A4): a scheduling aid, not part
+        // of the protocol (see `wait_for_in_flight`).
         #[cfg(all(feature = "std", not(loom)))]
-        if MULTI && self.tail.load(Ordering::Relaxed) != head {
+        let seen = if MULTI && seen != head {
             wait_for_in_flight(&self.tail, head);
             head = self.head.load(Ordering::Acquire);
-        }
+            self.tail.load(Ordering::Acquire)
+        } else {
+            seen
+        };
         loop {
             // C0: on a multi side, pairs with C1 of whichever operation of this side stored
             // the copy: the other side's operations up to that tail, which happen before its
@@ -208,7 +232,7 @@ impl HeadTail {
                 };
             }
             if !MULTI || k == 0 {
-                return (head, k);
+                return (head, k, true);
             }
             // R1: pairs with A0/A2 of the next operation of this side to read `head`: it sees
             // our other-side tail (see A0).
@@ -221,7 +245,8 @@ impl HeadTail {
                 Ordering::Release,
                 Ordering::Acquire,
             ) {
-                Ok(_) => return (head, k),
+                // Settled if A4 saw our first index as the tail (whichever attempt this is).
+                Ok(_) => return (head, k, seen == head),
                 Err(current) => head = current,
             }
         }
@@ -231,18 +256,23 @@ impl HeadTail {
     /// [`HeadTail::move_head`] and has finished with.
     ///
     /// With `MULTI`, first waits until every earlier reservation on this side has been
-    /// committed.
+    /// committed, unless `settled` (from [`HeadTail::move_head`]) says they had been when this
+    /// one was made.
     #[inline(always)]
-    pub(crate) fn update_tail<const MULTI: bool>(&self, head: u32, next: u32) {
+    pub(crate) fn update_tail<const MULTI: bool>(&self, head: u32, next: u32, settled: bool) {
         // A single side has no other operation to tell about its reservation: it writes
         // nothing but the tail, which is also where its next reservation starts.
-        if MULTI {
+        if MULTI && !settled {
             // A3: pairs with R0 of the operation of this side that reserved just before us,
             // when it publishes `tail == head`: its slot accesses happen before our R0 below,
             // so the other side, acquiring our tail, also sees them. This wait is where a
             // preempted operation stalls the ones behind it (see "Contexts" in the module
             // docs).
             wait_for(&self.tail, head, Ordering::Acquire);
+        }
+        #[cfg(loom)]
+        if MULTI && settled {
+            check_settled(&self.tail, head);
         }
         // R0: pairs with A1 of the other side (its load of our tail in `move_head`): our
         // accesses to the slots `head .. next` happen before its accesses to them.

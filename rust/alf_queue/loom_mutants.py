@@ -36,6 +36,7 @@ A1_MULTI = "let tail = other.load(if MULTI { Ordering::Relaxed } else { Ordering
 A1_SINGLE = "let tail = other.load(if MULTI { Ordering::Acquire } else { Ordering::Relaxed });"
 R0 = "self.tail.store(next, Ordering::Release);"
 A3 = "wait_for(&self.tail, head, Ordering::Acquire);"
+A4 = "read_own_tail(&self.tail, head, Ordering::Acquire)"
 A0 = "let mut head = own.load(if MULTI {\n            Ordering::Acquire"
 C0 = "let cached = self.other_tail.load(if MULTI {\n                Ordering::Acquire"
 C1 = "if MULTI {\n                            Ordering::Release"
@@ -53,6 +54,9 @@ for side, other in (("prod", "cons"), ("cons", "prod")):
         f"{side}_a3": (side, A3, A3.replace(ACQ, RLX),
                        f"A3, the {side} commit wait ({side}.tail load) Acquire -> Relaxed"),
         f"{side}_nowait": (side, A3, "", f"the {side} commit wait removed"),
+        f"{side}_a4": (side, A4, A4.replace(ACQ, RLX),
+                       f"A4 of the multi-{side} reserve (its own tail, read to skip the commit "
+                       "wait) Acquire -> Relaxed"),
         f"{side}_a0r1": (side, A0, A0.replace(ACQ, RLX),
                          f"A0 of the multi-{side} reserve ({side}.head load) Acquire -> Relaxed"),
         f"{side}_c0": (side, C0, C0.replace(ACQ, RLX),

@@ -162,7 +162,7 @@ impl<T, const N: usize> Ring<T, N> {
     #[inline(always)]
     pub(crate) unsafe fn enqueue_one<const MULTI: bool>(&self, item: T) -> Result<(), T> {
         // SAFETY: The caller's guarantee is the one `move_head` requires; `1 <= N`.
-        let (head, k) = unsafe {
+        let (head, k, settled) = unsafe {
             self.prod
                 .move_head::<MULTI, true>(&self.cons.tail, Self::CAP, Self::CAP, 1)
         };
@@ -172,7 +172,8 @@ impl<T, const N: usize> Ring<T, N> {
         // SAFETY: `move_head` reserved the empty slot `head` to us, and A1 (or C0) ordered
         // the consumer's read of its last item before this write.
         unsafe { self.slots.write_one(head, item) };
-        self.prod.update_tail::<MULTI>(head, head.wrapping_add(1));
+        self.prod
+            .update_tail::<MULTI>(head, head.wrapping_add(1), settled);
         Ok(())
     }
 
@@ -185,7 +186,7 @@ impl<T, const N: usize> Ring<T, N> {
     #[inline(always)]
     pub(crate) unsafe fn dequeue_one<const MULTI: bool>(&self) -> Option<T> {
         // SAFETY: The caller's guarantee is the one `move_head` requires; `1 <= N`.
-        let (head, k) = unsafe {
+        let (head, k, settled) = unsafe {
             self.cons
                 .move_head::<MULTI, true>(&self.prod.tail, 0, Self::CAP, 1)
         };
@@ -195,7 +196,8 @@ impl<T, const N: usize> Ring<T, N> {
         // SAFETY: `move_head` reserved the full slot `head` to us, and A1 (or C0) made its
         // write visible; we treat it as empty from now on.
         let item = unsafe { self.slots.read_one(head) };
-        self.cons.update_tail::<MULTI>(head, head.wrapping_add(1));
+        self.cons
+            .update_tail::<MULTI>(head, head.wrapping_add(1), settled);
         Some(item)
     }
 
@@ -292,7 +294,7 @@ impl<T, const N: usize> Ring<T, N> {
     ) -> Result<usize, Error> {
         // SAFETY: The caller's guarantee is the one `move_head` requires; `len <= N` fits a
         // `u32` because `N` does (`Ring::CAP`).
-        let (head, k) = unsafe {
+        let (head, k, settled) = unsafe {
             self.prod
                 .move_head::<MULTI, FIXED>(&self.cons.tail, Self::CAP, Self::CAP, len as u32)
         };
@@ -307,7 +309,7 @@ impl<T, const N: usize> Ring<T, N> {
         unsafe { self.slots.write(head, src, k) };
         moved(k);
         self.prod
-            .update_tail::<MULTI>(head, head.wrapping_add(k as u32));
+            .update_tail::<MULTI>(head, head.wrapping_add(k as u32), settled);
         Ok(k)
     }
 
@@ -398,7 +400,7 @@ impl<T, const N: usize> Ring<T, N> {
     ) -> Result<usize, Error> {
         // SAFETY: The caller's guarantee is the one `move_head` requires; `n <= N` fits a
         // `u32`.
-        let (head, k) = unsafe {
+        let (head, k, settled) = unsafe {
             self.cons
                 .move_head::<MULTI, FIXED>(&self.prod.tail, 0, Self::CAP, n as u32)
         };
@@ -412,7 +414,7 @@ impl<T, const N: usize> Ring<T, N> {
         unsafe { self.slots.read(head, dst, k) };
         moved(k);
         self.cons
-            .update_tail::<MULTI>(head, head.wrapping_add(k as u32));
+            .update_tail::<MULTI>(head, head.wrapping_add(k as u32), settled);
         Ok(k)
     }
 
@@ -548,7 +550,7 @@ impl<T, const N: usize> Ring<T, N> {
         }
         // SAFETY: The caller's guarantee is the one `move_head` requires; `n <= N` fits a
         // `u32` because `N` does (`Ring::CAP`).
-        let (head, k) = unsafe {
+        let (head, k, _) = unsafe {
             self.prod
                 .move_head::<false, FIXED>(&self.cons.tail, Self::CAP, Self::CAP, n as u32)
         };
@@ -575,7 +577,7 @@ impl<T, const N: usize> Ring<T, N> {
             return Err(Error::TooLarge);
         }
         // SAFETY: As in `reserve_single_prod`.
-        let (head, k) = unsafe {
+        let (head, k, _) = unsafe {
             self.cons
                 .move_head::<false, FIXED>(&self.prod.tail, 0, Self::CAP, n as u32)
         };
@@ -631,7 +633,7 @@ impl Drop for SingleCommit<'_> {
         // A single side may commit fewer entries than it reserved: it never published the
         // reservation, and its `tail` is also where its next one starts.
         self.side
-            .update_tail::<false>(self.head, self.head.wrapping_add(self.done as u32));
+            .update_tail::<false>(self.head, self.head.wrapping_add(self.done as u32), true);
     }
 }
 

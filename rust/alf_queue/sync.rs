@@ -61,6 +61,50 @@ pub(crate) fn wait_for(tail: &AtomicU32, expected: u32, order: Ordering) {
     }
 }
 
+/// Reads a multi side's own `tail` with `order` before it reserves (A4 in `headtail.rs`);
+/// `head` is the side's `head` as just read.
+///
+/// A load normally. Under loom, for the reason given at [`wait_for`], a compare-and-swap that
+/// cannot succeed (it expects a tail `2^31` ahead of `head`, which the few operations of a
+/// model never reach), so that it only reads, with `order`, but counts for loom's search as a
+/// read-modify-write. As a plain load it hid the other side's earlier reads of the tail: four
+/// models explored a few hundred executions and never reached their interleaving. As a
+/// read-modify-write that writes (`fetch_add(0)`), its write, made before the reservation, is
+/// concurrent with other operations' commits, and loom, whose modification order is only as
+/// total as its clocks, let a later read take the stale value from it and spin for ever.
+#[inline(always)]
+pub(crate) fn read_own_tail(tail: &AtomicU32, head: u32, order: Ordering) -> u32 {
+    #[cfg(not(loom))]
+    {
+        let _ = head;
+        tail.load(order)
+    }
+    #[cfg(loom)]
+    {
+        let never = head.wrapping_add(1 << 31);
+        match tail.compare_exchange(never, never, order, order) {
+            Ok(_) => panic!("the tail ran 2^31 ahead of the head"),
+            Err(t) => t,
+        }
+    }
+}
+
+/// Under loom, the commit of a settled reservation (one that skips [`wait_for`], see
+/// `HeadTail::move_head`): checks that `tail` is at the reservation's first index, `head`,
+/// as the reasoning that lets it skip the wait says, and panics otherwise.
+///
+/// The check is a compare-and-swap of `head` for itself, `Relaxed`: it orders nothing (the
+/// reservation's acquire, A4, is what is being checked), and like the one in [`wait_for`] it is
+/// a read-modify-write so that loom's search keeps seeing the other side's reads of the tail
+/// before this thread's store. Its write is made by the owner of the reservation at `tail`,
+/// the only thread that may store `tail` next.
+#[cfg(loom)]
+pub(crate) fn check_settled(tail: &AtomicU32, head: u32) {
+    if let Err(t) = tail.compare_exchange(head, head, Ordering::Relaxed, Ordering::Relaxed) {
+        panic!("settled reservation at {head}, but the tail is {t}");
+    }
+}
+
 /// How many times [`wait_slow`] spins before it starts yielding, in userspace.
 #[cfg(all(feature = "std", not(loom)))]
 const SPINS_BEFORE_YIELD: u32 = 128;
