@@ -43,6 +43,7 @@ bench:
 ## alf_queue against its peers in userspace (criterion, about 16 minutes; wants an idle machine).
 bench-userspace:
 	cargo bench -p alf_queue --bench queues
+	bash -c '. scripts/lib.sh; host_cpu_id' >target/criterion/alf_host.txt
 	mkdir -p results
 	python3 rust/alf_queue/benches/report.py --spread >results/alf_queue-userspace.md; \
 		rc=$$?; cat results/alf_queue-userspace.md; exit $$rc

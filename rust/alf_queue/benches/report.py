@@ -7,7 +7,8 @@ suffix when the run had fewer CPUs than spinning threads; 1p1c_alternating and
 1p1c_single_alternating, the bench binary's own runs in turns): a row per queue, a column per
 bulk size (k = 1 only in the single-element groups), each cell the median over criterion's
 samples (the repetitions) of nanoseconds per element, and, with --spread, the range [min-max].
-The load average recorded by the bench run is printed first.
+The host CPU (as `make bench-userspace` records it) and the load average recorded by the
+bench run are printed first.
 
 Then where each performance target of the alf_queue issue stands: ours (the fastest of our
 forms) against the peers per k, the single-element 1P1C case (ours one element per call
@@ -58,6 +59,10 @@ def main(argv):
     root = os.path.join(target, "criterion")
     if not os.path.isdir(root):
         sys.exit(f"no criterion results under {root}")
+    host = os.path.join(root, "alf_host.txt")
+    if os.path.exists(host):
+        with open(host) as f:
+            print("host CPU: " + f.read().strip())
     load = os.path.join(root, "alf_load.txt")
     if os.path.exists(load):
         with open(load) as f:
