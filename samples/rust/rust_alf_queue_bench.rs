@@ -29,7 +29,7 @@
 //!   `dequeue_bulk_with` of `n` back into it, through the handles of an [`SpscQueue`]: the C
 //!   reference's interface (an array in, an array out), with no [`Batch`] in between;
 //! - `c_mpmc_bulk`, `c_spsc_bulk`: the same loop over the C reference, a re-implementation in
-//!   C (in `rust_alf_queue_bench_ptr_ring.c`, timed loop included) of the C original's
+//!   C (in `rust_alf_queue_ref.h`, timed loop included) of the C original's
 //!   multi-producer/multi-consumer and single-producer/single-consumer bulk enqueue and dequeue
 //!   (prototype-kernel's `include/linux/alf_queue.h`), over a ring of [`RING`] pointers with
 //!   the kernel's `cmpxchg()`, `smp_load_acquire()` and `smp_store_release()`. What differs
@@ -130,7 +130,7 @@ bench::variants! {
     }
 }
 
-// The `ptr_ring` side and the C reference, in `rust_alf_queue_bench_ptr_ring.c`.
+// The `ptr_ring` side and the C reference, in `rust_alf_queue_bench_ptr_ring.c` and its headers.
 extern "C" {
     fn rust_alf_queue_bench_cq_new(size: u32) -> *mut c_void;
     fn rust_alf_queue_bench_cq_free(q: *mut c_void);
