@@ -6,6 +6,11 @@ The sample modules print one line per timed run (see samples/rust/bench_common.r
 
     rfl_bench: bench=slab_bulk variant=raw_bulk bulk=16 run=3 objs=1048576 tsc=11534336 ns=4442112
 
+and, before the first, the line that names the benchmark's variants, in the order of its
+declaration, which is the order of the table's columns:
+
+    rfl_bench: variants bench=slab_bulk names=raw_single,raw_bulk,... bulk=1,16,64 runs=2
+
 This script computes per-object cycles and nanoseconds for every run of every boot (one LOG
 per boot of the same kernel), then per (bench, variant, bulk) the minimum, median and maximum
 over all of them, and writes one record per group:
@@ -36,6 +41,8 @@ LINE = re.compile(
     r"rfl_bench: bench=(?P<bench>\S+) variant=(?P<variant>\S+) bulk=(?P<bulk>\d+) "
     r"run=(?P<run>\d+) objs=(?P<objs>\d+) tsc=(?P<tsc>\d+) ns=(?P<ns>\d+)"
 )
+# A benchmark's variants, as its module declares them (bench::variants! and bench::header).
+VARIANTS = re.compile(r"rfl_bench: variants bench=(?P<bench>\S+) names=(?P<names>\S+) ")
 # Which copy of the code and which set of data a repetition ran on (alf_queue only).
 PLACEMENT = re.compile(
     r"rfl_bench: placement bench=(?P<bench>\S+) bulk=(?P<bulk>\d+) run=(?P<run>\d+) "
@@ -50,14 +57,13 @@ CPU = re.compile(r"rfl_guest: cpu (?P<cpu>.+?)\s*$")
 PTR_RING_NOTE = ("ptr_ring has no bulk produce: n ptr_ring_produce() + one "
                  "ptr_ring_consume_batched(n).")
 
-# How each benchmark's table is laid out: the variants in column order, and the ratios shown
-# (numerator variant, denominator variant, column title); optionally the decimals of the
-# cycles cells ("digits", 1 by default) and a note printed under the title, per "where".
+# How each benchmark's table is laid out: its title and the ratios shown (numerator variant,
+# denominator variant, column title); optionally the decimals of the cycles cells ("digits", 1
+# by default) and a note printed under the title, per "where". The variants and their order
+# are the module's (its variants line); a ratio whose variants the build lacks stays empty.
 LAYOUT = {
     "slab_bulk": {
         "title": "slab_bulk: 256-byte objects, alloc+free, per object",
-        "variants": ["raw_single", "raw_bulk", "ours_single", "ours_bulk", "ours_batch",
-                     "box_single"],
         "ratios": [
             ("ours_single", "raw_single", "ours/raw single"),
             ("box_single", "ours_single", "Box<T, C>/ours single"),
@@ -69,18 +75,6 @@ LAYOUT = {
     "alf_queue": {
         "title": "alf_queue: one thread, enqueue then dequeue, per enqueue or dequeue of one "
         "element (objs = 2 x elements)",
-        "variants": [
-            "mpmc_single",
-            "mpmc_bulk",
-            "mpmc_slice",
-            "c_mpmc_bulk",
-            "spsc_single",
-            "spsc_bulk",
-            "spsc_slice",
-            "spsc_with",
-            "c_spsc_bulk",
-            "ptr_ring",
-        ],
         "ratios": [
             ("mpmc_bulk", "c_mpmc_bulk", "MPMC bulk ours/C"),
             ("spsc_bulk", "c_spsc_bulk", "SPSC bulk ours/C"),
@@ -113,8 +107,6 @@ LAYOUT = {
     },
     "qmempool": {
         "title": "qmempool: 256-byte objects, one alloc+free per object; bulk = objects outstanding",
-        "variants": ["pool", "pool_bh", "c_qmempool", "c_qmempool_bh", "objpool", "cache_single",
-                     "cache_bulk", "sheaf_single", "sheaf_prefill"],
         "ratios": [
             ("pool", "c_qmempool", "pool ours/C (BH per call)"),
             ("pool_bh", "c_qmempool_bh", "pool ours/C (BH for the run)"),
@@ -141,7 +133,6 @@ LAYOUT = {
     },
     "skb_free": {
         "title": "skb_free: freeing N skbs, per skb",
-        "variants": ["consume_skb", "napi_consume_skb", "kfree_skb_list", "shim"],
         "ratios": [
             ("shim", "napi_consume_skb", "shim/napi_consume_skb"),
             ("shim", "consume_skb", "shim/consume_skb"),
@@ -153,11 +144,14 @@ LAYOUT = {
 
 
 def parse(log, boot=1):
-    """One boot's log: its timed runs (each tagged with `boot`) and its environment."""
-    runs, env, places = [], {}, {}
+    """One boot's log: its timed runs (each tagged with `boot`), its environment, and each
+    benchmark's variants in the module's order."""
+    runs, env, places, variants = [], {}, {}, {}
     with open(log, errors="replace") as f:
         for line in f:
-            if m := PLACEMENT.search(line):
+            if m := VARIANTS.search(line):
+                variants[m["bench"]] = m["names"].split(",")
+            elif m := PLACEMENT.search(line):
                 places[(m["bench"], int(m["bulk"]), int(m["run"]))] = (int(m["data"]), int(m["code"]))
             elif m := LINE.search(line):
                 r = m.groupdict()
@@ -187,7 +181,15 @@ def parse(log, boot=1):
     for r in runs:
         if p := places.get((r["bench"], r["bulk"], r["run"])):
             r["data"], r["code"] = p
-    return runs, env
+    for bench in sorted({r["bench"] for r in runs}):
+        if bench not in variants:
+            sys.exit(f"collect.py: {log} has {bench} results but no 'rfl_bench: variants "
+                     f"bench={bench}' line (a module without bench::header?)")
+        if unknown := sorted({r["variant"] for r in runs if r["bench"] == bench}
+                             - set(variants[bench])):
+            sys.exit(f"collect.py: {log}: {bench} variant(s) {', '.join(unknown)} not in its "
+                     "variants line")
+    return runs, env, variants
 
 
 def placements(bench, runs):
@@ -209,13 +211,11 @@ def placements(bench, runs):
     }
 
 
-def placement_table(bench, places):
+def placement_table(bench, places, order):
     """The variants' largest differences between copies of the code and between sets of data."""
     if not places:
         return ""
-    layout = LAYOUT.get(bench, {})
-    variants = [v for v in layout.get("variants") or sorted({v for v, _ in places})
-                if any(k[0] == v for k in places)]
+    variants = [v for v in order if any(k[0] == v for k in places)]
     out = [
         "",
         "Placement: every repetition ran in one boot of the kernel and, where the module has them, "
@@ -294,11 +294,10 @@ def cell(rec, key, digits=1):
     return f"{s['median']:.{digits}f} ({s['min']:.{digits}f}-{s['max']:.{digits}f})"
 
 
-def table(bench, records, ratios):
-    layout = LAYOUT.get(bench, {"title": bench, "variants": None, "ratios": []})
+def table(bench, records, ratios, order):
+    layout = LAYOUT.get(bench, {"title": bench, "ratios": []})
     by = {(r["variant"], r["bulk"]): r for r in records if r["bench"] == bench}
-    variants = layout["variants"] or sorted({v for v, _ in by})
-    variants = [v for v in variants if any(k[0] == v for k in by)]
+    variants = [v for v in order if any(k[0] == v for k in by)]
     bulks = sorted({b for _, b in by})
     env = next(iter(by.values()))
     out = [
@@ -328,15 +327,14 @@ def table(bench, records, ratios):
     return "\n".join(out) + "\n"
 
 
-def plot(bench, records, path):
+def plot(bench, records, path, order):
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
     fig, ax = plt.subplots(figsize=(9, 5.5))
-    variants = LAYOUT.get(bench, {}).get("variants") or sorted({r["variant"] for r in records})
-    for v in variants:
+    for v in order:
         rs = sorted((r for r in records if r["bench"] == bench and r["variant"] == v), key=lambda r: r["bulk"])
         if not rs:
             continue
@@ -460,13 +458,17 @@ def main():
     if not (a.log and a.where and a.kernel and a.config and a.out):
         ap.error("LOG, --where, --kernel, --config and --out are required")
 
-    runs, env = [], {}
+    runs, env, variants = [], {}, {}
     for boot, log in enumerate(a.log, 1):
-        r, e = parse(log, boot)
+        r, e, v = parse(log, boot)
         if not r:
             sys.exit(f"collect.py: no rfl_bench lines in {log}")
         if env and e.get("kernel") != env.get("kernel"):
             sys.exit(f"collect.py: {log} booted {e.get('kernel')}, not {env.get('kernel')}")
+        for bench, names in v.items():
+            if variants.setdefault(bench, names) != names:
+                sys.exit(f"collect.py: {log}: {bench}'s variants {','.join(names)} differ from "
+                         f"the first boot's {','.join(variants[bench])}")
         runs += r
         env = env or e
     with open(a.config, "rb") as f:
@@ -509,10 +511,11 @@ def main():
             ]
         with open(f"{base}.json", "w") as f:
             json.dump(doc, f, indent=1)
-        md = table(bench, mine, ratios) + placement_table(bench, places)
+        md = table(bench, mine, ratios, variants[bench]) + placement_table(
+            bench, places, variants[bench])
         with open(f"{base}.md", "w") as f:
             f.write(md)
-        plot(bench, mine, f"{base}.png")
+        plot(bench, mine, f"{base}.png", variants[bench])
         print(md)
         print(f"(written: {base}.json, {base}.md, {base}.png)\n")
 

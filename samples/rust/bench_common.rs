@@ -15,7 +15,8 @@
 //!
 //! `objs` is the number of objects (or queue elements) handled in the run, `tsc` the TSC cycles
 //! and `ns` the `ktime_get()` nanoseconds it took; per-object figures, medians and spreads are
-//! computed by the collector (the kernel formats no floating point). A run of a sample ends with
+//! computed by the collector (the kernel formats no floating point). Before its first result line
+//! a sample names its variants, sizes and runs ([`header`]); a run of a sample ends with
 //! `rfl_bench: done bench=NAME`.
 //!
 //! # Module parameters
@@ -113,6 +114,122 @@ pub(crate) fn report(bench: &str, variant: &str, bulk: usize, run: u32, r: &Run)
     );
 }
 
+/// Prints the line that names a sample's variants, bulk sizes and repetitions, before its first
+/// result line: `scripts/collect.py` takes the variants (and the order of the table's columns)
+/// from it, and `scripts/test.sh` the result lines to expect (one per variant, size and run):
+///
+/// ```text
+/// rfl_bench: variants bench=slab_bulk names=raw_single,raw_bulk bulk=1,16,64 runs=2
+/// ```
+///
+/// `names` is the variants' [`variants!`] list (`Variant::NAMES`), `bulk` the list of sizes
+/// the sample sweeps (for `rust_qmempool_bench`, its `outstanding`).
+///
+/// Inlined into `init`, after the Rust timed loops in the module, which keep their code and place
+/// (out of line, even cold, it lands before them and moves them); `init`, which inlines the code
+/// around some timed calls, and the C object linked after it do change with what it prints.
+#[inline(always)]
+pub(crate) fn header(bench: &str, names: &str, bulk: &List, runs: u32) {
+    kernel::pr_info!(
+        "rfl_bench: variants bench={} names={} bulk={} runs={}\n",
+        bench,
+        names,
+        bulk.as_str(),
+        runs
+    );
+}
+
+/// Declares a sample's variants, once: the enum, every variant in the order a repetition
+/// starts from, and the name in the result lines.
+///
+/// ```ignore
+/// bench::variants! {
+///     /// The ways to allocate and free.
+///     enum Variant {
+///         RawSingle => "raw_single",
+///         #[cfg(kernel_ge_7_0)]
+///         SheafSingle => "sheaf_single",
+///     }
+/// }
+/// ```
+///
+/// gives `enum Variant`, `Variant::ALL` (an array of every variant of this build, in the list's
+/// order), `Variant::name()` and `Variant::NAMES` (the names joined by commas, for
+/// [`header`]). A variant may carry one `#[cfg(...)]`, which leaves it out of all of them.
+/// The sample's dispatch (`match variant { Variant::RawSingle => raw_single(...), ... }`) names
+/// each variant's timed loop; it has no wildcard arm, so a variant added here and not there does
+/// not compile.
+macro_rules! variants {
+    (
+        $(#[$meta:meta])*
+        enum $ty:ident {
+            $($(#[cfg($cfg:meta)])? $variant:ident => $name:literal,)*
+        }
+    ) => {
+        $(#[$meta])*
+        #[derive(Clone, Copy, PartialEq, Eq)]
+        enum $ty {
+            $($(#[cfg($cfg)])? $variant,)*
+        }
+
+        impl $ty {
+            /// How many variants this build has.
+            const COUNT: usize = {
+                let mut n = 0;
+                $($(#[cfg($cfg)])? { n += 1; })*
+                n
+            };
+
+            /// Every variant, in the order of the declaration.
+            const ALL: [Self; Self::COUNT] = [$($(#[cfg($cfg)])? Self::$variant,)*];
+
+            /// The name in the result lines.
+            const fn name(self) -> &'static str {
+                match self {
+                    $($(#[cfg($cfg)])? Self::$variant => $name,)*
+                }
+            }
+
+            /// The names of [`Self::ALL`], joined by commas, for [`header`] (made at compile
+            /// time).
+            const NAMES: &'static str = {
+                const LEN: usize = {
+                    let (mut len, mut i) = (0, 0);
+                    while i < $ty::COUNT {
+                        len += $ty::ALL[i].name().len() + if i > 0 { 1 } else { 0 };
+                        i += 1;
+                    }
+                    len
+                };
+                const BYTES: [u8; LEN] = {
+                    let mut out = [0u8; LEN];
+                    let (mut at, mut i) = (0, 0);
+                    while i < $ty::COUNT {
+                        if i > 0 {
+                            out[at] = b',';
+                            at += 1;
+                        }
+                        let name = $ty::ALL[i].name().as_bytes();
+                        let mut j = 0;
+                        while j < name.len() {
+                            out[at] = name[j];
+                            at += 1;
+                            j += 1;
+                        }
+                        i += 1;
+                    }
+                    out
+                };
+                match core::str::from_utf8(&BYTES) {
+                    Ok(names) => names,
+                    Err(_) => panic!("a variant's name is not UTF-8"),
+                }
+            };
+        }
+    };
+}
+pub(crate) use variants;
+
 /// Prints the line that ends a sample's output.
 pub(crate) fn done(bench: &str) {
     kernel::pr_info!("rfl_bench: done bench={}\n", bench);
@@ -141,6 +258,13 @@ pub(crate) const MAX_OBJS: usize = 1_073_741_824;
 pub(crate) struct List(&'static [u8]);
 
 impl List {
+    /// The list as the parameter gave it.
+    pub(crate) fn as_str(&self) -> &'static str {
+        // SAFETY: `read_list` makes a `List` only of what `list_ok` accepts: ASCII digits and
+        // commas, valid UTF-8.
+        unsafe { core::str::from_utf8_unchecked(self.0) }
+    }
+
     /// The integers of the list, in its order.
     pub(crate) fn iter(&self) -> impl Iterator<Item = usize> + '_ {
         self.0.split(|b| *b == b',').map(|part| {

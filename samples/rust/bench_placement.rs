@@ -36,7 +36,7 @@ pub(crate) use in_copy;
 /// says how much, per variant). Every copy of a function is a function of its own, at
 /// another address, and this padding also moves the loops of copy `P` by `16 * P` bytes within
 /// their 64-byte lines. The alf_queue benchmark's C loops get the same treatment
-/// (`bench_in_copy()` in `rust_alf_queue_bench_ptr_ring.c`).
+/// (`bench_in_copy()` in `rust_alf_queue_ref.h`).
 #[inline(always)]
 pub(crate) fn placed<const P: usize>() {
     // One literal template per copy: `P` is known when each copy is compiled, so only its arm

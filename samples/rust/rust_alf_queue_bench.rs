@@ -4,11 +4,12 @@
 //! of the C original, after prototype-kernel's `kernel/lib/alf_queue_bench01.c`.
 //!
 //! One thread, enqueue then dequeue: for each bulk size `n`, `n` elements go into a queue of
-//! [`RING`] slots and come out again, in a loop, ten ways, interleaved within each repetition.
-//! Repetition `r` starts at variant `r mod 10` of [`Variant::ALL`] and goes round from there, so
-//! that no variant always runs first or right after the same one. The data the loops work on
-//! (the queues, the C rings, the arrays and the batch) is allocated [`PLACEMENTS`] times, and
-//! repetition `r` uses set `r mod PLACEMENTS`: with one set, a cell's figure depended on where
+//! [`RING`] slots and come out again, in a loop, each of the ways below, interleaved within each
+//! repetition. Repetition `r` starts at variant `r mod N` of the `N` in [`Variant::ALL`] and goes
+//! round from there, so that no variant always runs first or right after the same one. The data
+//! the loops work on (the queues, the C rings, the arrays and the batch) is allocated
+//! [`PLACEMENTS`] times, and repetition `r` uses set `r mod PLACEMENTS`: with one set, a cell's
+//! figure depended on where
 //! that boot's allocations happened to land (the same module in another boot moved single
 //! cells, each variant its own way: docs/benchmarks.md, "Placement"), so the medians are taken
 //! over several placements of the data instead of one. The code is placed the same way: every timed loop,
@@ -28,7 +29,7 @@
 //!   `dequeue_bulk_with` of `n` back into it, through the handles of an [`SpscQueue`]: the C
 //!   reference's interface (an array in, an array out), with no [`Batch`] in between;
 //! - `c_mpmc_bulk`, `c_spsc_bulk`: the same loop over the C reference, a re-implementation in
-//!   C (in `rust_alf_queue_bench_ptr_ring.c`, timed loop included) of the C original's
+//!   C (in `rust_alf_queue_ref.h`, timed loop included) of the C original's
 //!   multi-producer/multi-consumer and single-producer/single-consumer bulk enqueue and dequeue
 //!   (prototype-kernel's `include/linux/alf_queue.h`), over a ring of [`RING`] pointers with
 //!   the kernel's `cmpxchg()`, `smp_load_acquire()` and `smp_store_release()`. What differs
@@ -112,54 +113,24 @@ bench::module_params! {
     runs: uint 1..=MAX_RUNS = (PLACEMENTS * CODE_PLACEMENTS) as u32;
 }
 
-/// The ten ways to move elements through a queue.
-#[derive(Clone, Copy)]
-enum Variant {
-    MpmcSingle,
-    MpmcBulk,
-    MpmcSlice,
-    CMpmcBulk,
-    SpscSingle,
-    SpscBulk,
-    SpscSlice,
-    SpscWith,
-    CSpscBulk,
-    PtrRing,
-}
-
-impl Variant {
-    /// Every variant, in the order each repetition runs them.
-    const ALL: [Self; 10] = [
-        Self::MpmcSingle,
-        Self::MpmcBulk,
-        Self::MpmcSlice,
-        Self::CMpmcBulk,
-        Self::SpscSingle,
-        Self::SpscBulk,
-        Self::SpscSlice,
-        Self::SpscWith,
-        Self::CSpscBulk,
-        Self::PtrRing,
-    ];
-
-    /// The name in the result lines.
-    fn name(self) -> &'static str {
-        match self {
-            Self::MpmcSingle => "mpmc_single",
-            Self::MpmcBulk => "mpmc_bulk",
-            Self::MpmcSlice => "mpmc_slice",
-            Self::CMpmcBulk => "c_mpmc_bulk",
-            Self::SpscSingle => "spsc_single",
-            Self::SpscBulk => "spsc_bulk",
-            Self::SpscSlice => "spsc_slice",
-            Self::SpscWith => "spsc_with",
-            Self::CSpscBulk => "c_spsc_bulk",
-            Self::PtrRing => "ptr_ring",
-        }
+bench::variants! {
+    /// The ways to move elements through a queue, in the order each repetition runs them
+    /// (from its own starting point); each one's timed loop is called from [`Setting::measure`].
+    enum Variant {
+        MpmcSingle => "mpmc_single",
+        MpmcBulk => "mpmc_bulk",
+        MpmcSlice => "mpmc_slice",
+        CMpmcBulk => "c_mpmc_bulk",
+        SpscSingle => "spsc_single",
+        SpscBulk => "spsc_bulk",
+        SpscSlice => "spsc_slice",
+        SpscWith => "spsc_with",
+        CSpscBulk => "c_spsc_bulk",
+        PtrRing => "ptr_ring",
     }
 }
 
-// The `ptr_ring` side and the C reference, in `rust_alf_queue_bench_ptr_ring.c`.
+// The `ptr_ring` side and the C reference, in `rust_alf_queue_bench_ptr_ring.c` and its headers.
 extern "C" {
     fn rust_alf_queue_bench_cq_new(size: u32) -> *mut c_void;
     fn rust_alf_queue_bench_cq_free(q: *mut c_void);
@@ -381,16 +352,10 @@ impl Setting {
             };
         });
         // Untimed, the same for every variant: the elements came back in order.
-        let out = match variant {
-            Variant::MpmcBulk | Variant::SpscBulk => b.as_slice(),
-            Variant::MpmcSingle
-            | Variant::MpmcSlice
-            | Variant::SpscSingle
-            | Variant::SpscSlice
-            | Variant::SpscWith
-            | Variant::CMpmcBulk
-            | Variant::CSpscBulk
-            | Variant::PtrRing => &*items,
+        let out = if matches!(variant, Variant::MpmcBulk | Variant::SpscBulk) {
+            b.as_slice()
+        } else {
+            &*items
         };
         let intact = out.len() == n
             && out
@@ -465,6 +430,7 @@ impl kernel::Module for AlfQueueBench {
             p.runs,
             RING
         );
+        bench::header("alf_queue", Variant::NAMES, &p.bulk, p.runs);
         for n in p.bulk.iter() {
             let loops = (p.elems as usize / n).max(1);
             for s in settings.iter_mut() {

@@ -11,7 +11,7 @@
 #include <linux/types.h>
 
 struct ptr_ring;
-struct rust_alf_queue_bench_cq;
+struct alf_ref_queue;
 
 struct ptr_ring *rust_alf_queue_bench_ptr_ring_new(int size);
 void rust_alf_queue_bench_ptr_ring_free(struct ptr_ring *r);
@@ -19,18 +19,18 @@ unsigned long rust_alf_queue_bench_ptr_ring_run(struct ptr_ring *r, void **objs,
 						int n, unsigned long loops,
 						int copy);
 
-struct rust_alf_queue_bench_cq *rust_alf_queue_bench_cq_new(u32 size);
-void rust_alf_queue_bench_cq_free(struct rust_alf_queue_bench_cq *q);
-unsigned long rust_alf_queue_bench_cq_mpmc_run(struct rust_alf_queue_bench_cq *q,
+struct alf_ref_queue *rust_alf_queue_bench_cq_new(u32 size);
+void rust_alf_queue_bench_cq_free(struct alf_ref_queue *q);
+unsigned long rust_alf_queue_bench_cq_mpmc_run(struct alf_ref_queue *q,
 					       void **objs, int n,
 					       unsigned long loops, int copy);
-unsigned long rust_alf_queue_bench_cq_spsc_run(struct rust_alf_queue_bench_cq *q,
+unsigned long rust_alf_queue_bench_cq_spsc_run(struct alf_ref_queue *q,
 					       void **objs, int n,
 					       unsigned long loops, int copy);
-unsigned long rust_alf_queue_bench_cq_mpmc_check(struct rust_alf_queue_bench_cq *q,
+unsigned long rust_alf_queue_bench_cq_mpmc_check(struct alf_ref_queue *q,
 						 void **objs, int n,
 						 unsigned long loops);
-unsigned long rust_alf_queue_bench_cq_spsc_check(struct rust_alf_queue_bench_cq *q,
+unsigned long rust_alf_queue_bench_cq_spsc_check(struct alf_ref_queue *q,
 						 void **objs, int n,
 						 unsigned long loops);
 

@@ -88,62 +88,21 @@ bench::module_params! {
     runs: uint 1..=MAX_RUNS = 11;
 }
 
-/// The ways.
-#[derive(Clone, Copy)]
-enum Variant {
-    Pool,
-    PoolBh,
-    CQmempool,
-    CQmempoolBh,
-    Objpool,
-    CacheSingle,
-    CacheBulk,
-    #[cfg(kernel_ge_7_0)]
-    SheafSingle,
-    #[cfg(kernel_ge_7_0)]
-    SheafPrefill,
-}
-
-impl Variant {
-    /// Every way, in the order the first repetition runs them.
-    #[cfg(not(kernel_ge_7_0))]
-    const ALL: [Variant; 7] = [
-        Variant::Pool,
-        Variant::PoolBh,
-        Variant::CQmempool,
-        Variant::CQmempoolBh,
-        Variant::Objpool,
-        Variant::CacheSingle,
-        Variant::CacheBulk,
-    ];
-    #[cfg(kernel_ge_7_0)]
-    const ALL: [Variant; 9] = [
-        Variant::Pool,
-        Variant::PoolBh,
-        Variant::CQmempool,
-        Variant::CQmempoolBh,
-        Variant::Objpool,
-        Variant::CacheSingle,
-        Variant::CacheBulk,
-        Variant::SheafSingle,
-        Variant::SheafPrefill,
-    ];
-
-    /// The name in the `rfl_bench:` lines and the tables.
-    fn name(self) -> &'static str {
-        match self {
-            Variant::Pool => "pool",
-            Variant::PoolBh => "pool_bh",
-            Variant::CQmempool => "c_qmempool",
-            Variant::CQmempoolBh => "c_qmempool_bh",
-            Variant::Objpool => "objpool",
-            Variant::CacheSingle => "cache_single",
-            Variant::CacheBulk => "cache_bulk",
-            #[cfg(kernel_ge_7_0)]
-            Variant::SheafSingle => "sheaf_single",
-            #[cfg(kernel_ge_7_0)]
-            Variant::SheafPrefill => "sheaf_prefill",
-        }
+bench::variants! {
+    /// The ways, in the order the first repetition runs them; each one's timed loop is called
+    /// from [`Setting::measure`].
+    enum Variant {
+        Pool => "pool",
+        PoolBh => "pool_bh",
+        CQmempool => "c_qmempool",
+        CQmempoolBh => "c_qmempool_bh",
+        Objpool => "objpool",
+        CacheSingle => "cache_single",
+        CacheBulk => "cache_bulk",
+        #[cfg(kernel_ge_7_0)]
+        SheafSingle => "sheaf_single",
+        #[cfg(kernel_ge_7_0)]
+        SheafPrefill => "sheaf_prefill",
     }
 }
 
@@ -526,6 +485,7 @@ impl kernel::Module for QMemPoolBench {
             LOCAL_DEFAULT,
             SHARED_DEFAULT
         );
+        bench::header("qmempool", Variant::NAMES, &p.outstanding, p.runs);
         for n in p.outstanding.iter() {
             let loops = (p.objs as usize / n).max(1);
             for run in 0..=p.runs {

@@ -7,8 +7,9 @@
  *
  * What it keeps from the original: a per-CPU single-producer single-consumer
  * localq in front of a multi-producer multi-consumer sharedq, both the
- * original's alf_queue (a cmpxchg() per reservation on the multi sides, one
- * slot always free); 16 elements moved at a time; allocation from the localq,
+ * original's alf_queue (the C reference of rust_alf_queue_ref.h, a cmpxchg()
+ * per reservation on the multi sides, one slot always free, each bulk copied
+ * slot by slot); 16 elements moved at a time; allocation from the localq,
  * else 16 from the sharedq (one returned, the rest to the localq), else from
  * the slab, which refills the sharedq with twice 16; a free into the localq,
  * else 16 from the localq to the sharedq, else to the slab (and 32 more out
@@ -38,128 +39,50 @@
 #include <linux/slab.h>
 #include <asm/barrier.h>
 
+#include "rust_alf_queue_ref.h"
 #include "rust_qmempool_bench_c.h"
 
 #define CPOOL_BULK 16
 #define CPOOL_REFILL_MULTIPLIER 2
 
-/* The original's struct alf_queue: free-running u32 indices, size - 1 usable. */
-struct cpool_queue_side {
-	u32 head;
-	u32 tail;
-};
-
-struct cpool_queue {
-	u32 size;
-	u32 mask;
-	struct cpool_queue_side prod ____cacheline_aligned;
-	struct cpool_queue_side cons ____cacheline_aligned;
-	void *ring[] ____cacheline_aligned;
-};
-
 struct cpool_percpu {
-	struct cpool_queue *localq;
+	struct alf_ref_queue *localq;
 };
 
 struct rust_qmempool_bench_cpool {
-	struct cpool_queue *sharedq;
+	struct alf_ref_queue *sharedq;
 	struct cpool_percpu __percpu *percpu;
 	struct kmem_cache *kmem;
 };
 
-static struct cpool_queue *cpool_queue_new(u32 size)
+static struct alf_ref_queue *cpool_queue_new(u32 size)
 {
-	struct cpool_queue *q;
-
-	if (!is_power_of_2(size))
-		return NULL;
-	q = kzalloc(struct_size(q, ring, size), GFP_KERNEL);
-	if (q) {
-		q->size = size;
-		q->mask = size - 1;
-	}
-	return q;
+	return alf_ref_new(size, 0);
 }
 
-/* Reserve with cmpxchg(), copy, wait for earlier producers, publish. */
-static __always_inline u32 cq_mp_enqueue(struct cpool_queue *q, void **objs,
+/* The queue operations of the pool: each bulk copied slot by slot. */
+static __always_inline u32 cq_mp_enqueue(struct alf_ref_queue *q, void **objs,
 					 u32 n)
 {
-	u32 head, next, i;
-
-	do {
-		head = READ_ONCE(q->prod.head);
-		/* Pairs with the release of cons.tail in the dequeues. */
-		if (n > q->mask + smp_load_acquire(&q->cons.tail) - head)
-			return 0;
-		next = head + n;
-	} while (unlikely(cmpxchg(&q->prod.head, head, next) != head));
-	for (i = 0; i < n; i++)
-		q->ring[(head + i) & q->mask] = objs[i];
-	while (unlikely(READ_ONCE(q->prod.tail) != head))
-		cpu_relax();
-	/* Pairs with the acquire of prod.tail in the dequeues. */
-	smp_store_release(&q->prod.tail, next);
-	return n;
+	return alf_ref_mp_enqueue(q, objs, n, false);
 }
 
-static __always_inline u32 cq_mc_dequeue(struct cpool_queue *q, void **objs,
+static __always_inline u32 cq_mc_dequeue(struct alf_ref_queue *q, void **objs,
 					 u32 n)
 {
-	u32 head, next, elems, i;
-
-	do {
-		head = READ_ONCE(q->cons.head);
-		/* Pairs with the release of prod.tail in the enqueues. */
-		elems = smp_load_acquire(&q->prod.tail) - head;
-		if (!elems)
-			return 0;
-		elems = min(elems, n);
-		next = head + elems;
-	} while (unlikely(cmpxchg(&q->cons.head, head, next) != head));
-	for (i = 0; i < elems; i++)
-		objs[i] = q->ring[(head + i) & q->mask];
-	while (unlikely(READ_ONCE(q->cons.tail) != head))
-		cpu_relax();
-	/* Pairs with the acquire of cons.tail in the enqueues. */
-	smp_store_release(&q->cons.tail, next);
-	return elems;
+	return alf_ref_mc_dequeue(q, objs, n, false);
 }
 
-static __always_inline u32 cq_sp_enqueue(struct cpool_queue *q, void **objs,
+static __always_inline u32 cq_sp_enqueue(struct alf_ref_queue *q, void **objs,
 					 u32 n)
 {
-	u32 head = q->prod.head;
-	u32 i;
-
-	/* Pairs with the release of cons.tail in the dequeues. */
-	if (n > q->mask + smp_load_acquire(&q->cons.tail) - head)
-		return 0;
-	q->prod.head = head + n;
-	for (i = 0; i < n; i++)
-		q->ring[(head + i) & q->mask] = objs[i];
-	/* Pairs with the acquire of prod.tail in the dequeues. */
-	smp_store_release(&q->prod.tail, head + n);
-	return n;
+	return alf_ref_sp_enqueue(q, objs, n, false);
 }
 
-static __always_inline u32 cq_sc_dequeue(struct cpool_queue *q, void **objs,
+static __always_inline u32 cq_sc_dequeue(struct alf_ref_queue *q, void **objs,
 					 u32 n)
 {
-	u32 head = q->cons.head;
-	u32 elems, i;
-
-	/* Pairs with the release of prod.tail in the enqueues. */
-	elems = smp_load_acquire(&q->prod.tail) - head;
-	if (!elems)
-		return 0;
-	elems = min(elems, n);
-	q->cons.head = head + elems;
-	for (i = 0; i < elems; i++)
-		objs[i] = q->ring[(head + i) & q->mask];
-	/* Pairs with the acquire of cons.tail in the enqueues. */
-	smp_store_release(&q->cons.tail, head + elems);
-	return elems;
+	return alf_ref_sc_dequeue(q, objs, n, false);
 }
 
 /* Every element of every queue goes back to the slab. */
@@ -170,7 +93,7 @@ void rust_qmempool_bench_cpool_free(struct rust_qmempool_bench_cpool *pool)
 
 	if (pool->percpu) {
 		for_each_possible_cpu(cpu) {
-			struct cpool_queue *q = per_cpu_ptr(pool->percpu, cpu)->localq;
+			struct alf_ref_queue *q = per_cpu_ptr(pool->percpu, cpu)->localq;
 
 			if (!q)
 				continue;
@@ -233,7 +156,7 @@ static noinline void *cpool_alloc_from_slab(struct rust_qmempool_bench_cpool *po
 
 /* The localq is empty: refill it from the sharedq, and return one more. */
 static noinline void *cpool_alloc_from_sharedq(struct rust_qmempool_bench_cpool *pool,
-					       struct cpool_queue *localq)
+					       struct alf_ref_queue *localq)
 {
 	void *elems[CPOOL_BULK];
 	u32 num;
@@ -262,7 +185,7 @@ static void cpool_free_to_slab(struct rust_qmempool_bench_cpool *pool,
 
 /* The localq is full: move @elem and 15 of the localq to the sharedq. */
 static noinline void cpool_free_to_sharedq(struct rust_qmempool_bench_cpool *pool,
-					   struct cpool_queue *localq, void *elem)
+					   struct alf_ref_queue *localq, void *elem)
 {
 	void *elems[CPOOL_BULK];
 	u32 num;
@@ -276,7 +199,7 @@ static noinline void cpool_free_to_sharedq(struct rust_qmempool_bench_cpool *poo
 /* main_qmempool_alloc(): BH disabled or in softirq. */
 static __always_inline void *cpool_alloc(struct rust_qmempool_bench_cpool *pool)
 {
-	struct cpool_queue *localq = this_cpu_ptr(pool->percpu)->localq;
+	struct alf_ref_queue *localq = this_cpu_ptr(pool->percpu)->localq;
 	void *elem;
 
 	if (likely(cq_sc_dequeue(localq, &elem, 1) == 1))
@@ -288,7 +211,7 @@ static __always_inline void *cpool_alloc(struct rust_qmempool_bench_cpool *pool)
 static __always_inline void cpool_free(struct rust_qmempool_bench_cpool *pool,
 				       void *elem)
 {
-	struct cpool_queue *localq = this_cpu_ptr(pool->percpu)->localq;
+	struct alf_ref_queue *localq = this_cpu_ptr(pool->percpu)->localq;
 
 	if (likely(cq_sp_enqueue(localq, &elem, 1) == 1))
 		return;

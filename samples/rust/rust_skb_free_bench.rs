@@ -4,8 +4,9 @@
 //! through `ixgbe_bulk_shim`.
 //!
 //! For each batch size `n`, `n` skbs are allocated (`alloc_skb()` of `size` bytes, as pktgen
-//! and a driver's TX path get them) and then freed, and only the freeing is timed, four ways,
-//! interleaved within each repetition in an order that rotates from one repetition to the next:
+//! and a driver's TX path get them) and then freed, and only the freeing is timed, in each of
+//! the ways below, interleaved within each repetition in an order that rotates from one
+//! repetition to the next:
 //!
 //! - `consume_skb`: `consume_skb()` for each skb (what a driver without NAPI does);
 //! - `napi_consume_skb`: `napi_consume_skb()` for each skb with a NAPI budget of 64, what ixgbe's
@@ -100,30 +101,14 @@ bench::module_params! {
     check: uint 0..=1 = 0;
 }
 
-/// The ways to free, in the order the first repetition runs them.
-#[derive(Clone, Copy, PartialEq)]
-enum Variant {
-    ConsumeSkb,
-    NapiConsumeSkb,
-    KfreeSkbList,
-    Shim,
-}
-
-const VARIANTS: [Variant; 4] = [
-    Variant::ConsumeSkb,
-    Variant::NapiConsumeSkb,
-    Variant::KfreeSkbList,
-    Variant::Shim,
-];
-
-impl Variant {
-    fn name(self) -> &'static str {
-        match self {
-            Variant::ConsumeSkb => "consume_skb",
-            Variant::NapiConsumeSkb => "napi_consume_skb",
-            Variant::KfreeSkbList => "kfree_skb_list",
-            Variant::Shim => "shim",
-        }
+bench::variants! {
+    /// The ways to free, in the order the first repetition runs them; each one's code is an arm
+    /// of [`Round::free`].
+    enum Variant {
+        ConsumeSkb => "consume_skb",
+        NapiConsumeSkb => "napi_consume_skb",
+        KfreeSkbList => "kfree_skb_list",
+        Shim => "shim",
     }
 }
 
@@ -358,7 +343,7 @@ fn self_check(round: &mut Round, p: &Params) -> bool {
     let before = heads_in_use();
     let mut ok = true;
     for n in [1, 31, 32, 33, 64, 256] {
-        for variant in VARIANTS {
+        for variant in Variant::ALL {
             ok &= check_case(round, p, variant, BUDGET, n);
         }
         ok &= check_case(round, p, Variant::Shim, 0, n);
@@ -407,14 +392,15 @@ impl kernel::Module for SkbFreeBench {
             p.size,
             BUDGET
         );
+        bench::header("skb_free", Variant::NAMES, &p.bulk, p.runs);
         for n in p.bulk.iter() {
             let rounds = (p.objs as usize / n).max(1);
             for run in 0..=p.runs {
                 // The order rotates from one repetition to the next, so that a variant's place
                 // in the sequence (after another variant filled the NAPI cache) cannot pass for
                 // its cost.
-                for i in 0..VARIANTS.len() {
-                    let variant = VARIANTS[(i + run as usize) % VARIANTS.len()];
+                for i in 0..Variant::ALL.len() {
+                    let variant = Variant::ALL[(i + run as usize) % Variant::ALL.len()];
                     let r = measure(&mut round, &p, variant, n, rounds);
                     // Run 0 warms the caches up and is not reported.
                     if run > 0 {

@@ -3,8 +3,8 @@
 //! Benchmark of the slab bulk API, after prototype-kernel's `slab_bulk_test01`.
 //!
 //! For each bulk size `n`, the cost per object of allocating `n` objects of 256 bytes (the skb
-//! size of prototype-kernel's test) and freeing them again, six ways, interleaved within each
-//! repetition, in an order that rotates from one repetition to the next:
+//! size of prototype-kernel's test) and freeing them again, in each of the ways below,
+//! interleaved within each repetition, in an order that rotates from one repetition to the next:
 //!
 //! - `raw_single`: `kmem_cache_alloc` `n` times, then `kmem_cache_free` `n` times (C API);
 //! - `raw_bulk`: one `kmem_cache_alloc_bulk` and one `kmem_cache_free_bulk` (C API), into and
@@ -132,38 +132,16 @@ bench::module_params! {
     fresh: uint 0..=1 = 1;
 }
 
-/// The six ways to allocate and free.
-#[derive(Clone, Copy)]
-enum Variant {
-    RawSingle,
-    RawBulk,
-    OursSingle,
-    OursBulk,
-    OursBatch,
-    BoxSingle,
-}
-
-impl Variant {
-    /// Every variant, in the order the first repetition runs them.
-    const ALL: [Self; 6] = [
-        Self::RawSingle,
-        Self::RawBulk,
-        Self::OursSingle,
-        Self::OursBulk,
-        Self::OursBatch,
-        Self::BoxSingle,
-    ];
-
-    /// The name in the result lines.
-    fn name(self) -> &'static str {
-        match self {
-            Self::RawSingle => "raw_single",
-            Self::RawBulk => "raw_bulk",
-            Self::OursSingle => "ours_single",
-            Self::OursBulk => "ours_bulk",
-            Self::OursBatch => "ours_batch",
-            Self::BoxSingle => "box_single",
-        }
+bench::variants! {
+    /// The ways to allocate and free, in the order the first repetition runs them; each
+    /// one's timed loop is the function of its name, called from [`measure`].
+    enum Variant {
+        RawSingle => "raw_single",
+        RawBulk => "raw_bulk",
+        OursSingle => "ours_single",
+        OursBulk => "ours_bulk",
+        OursBatch => "ours_batch",
+        BoxSingle => "box_single",
     }
 }
 
@@ -463,6 +441,7 @@ impl kernel::Module for SlabBulkBench {
             p.atomic,
             p.fresh
         );
+        bench::header("slab_bulk", Variant::NAMES, &p.bulk, p.runs);
         for n in p.bulk.iter() {
             let loops = (p.objs as usize / n).max(1);
             for run in 0..=p.runs {

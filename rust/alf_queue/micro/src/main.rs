@@ -2,7 +2,7 @@
 
 //! The one-thread loops of `samples/rust/rust_alf_queue_bench.rs` (their file,
 //! `rust_alf_queue_bench_loops.rs`, is mounted here) in userspace, against the C
-//! reference of `samples/rust/rust_alf_queue_bench_ptr_ring.c` (built by `build.rs` with gcc),
+//! reference queue of `samples/rust/rust_alf_queue_ref.h` (`cq.c`, built by `build.rs` with gcc),
 //! for reading the generated code and counting instructions without a kernel build.
 //!
 //! ```text
