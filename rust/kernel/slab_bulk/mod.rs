@@ -90,7 +90,9 @@
 //! of more than a batch's room; a zero-sized or oversized `T`); so is a bad cache name.
 
 mod batch;
+mod bulk;
 mod cache;
+mod ffi;
 mod free_batch;
 mod obj_slice;
 mod object;

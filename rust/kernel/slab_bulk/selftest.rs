@@ -109,8 +109,7 @@ pub(crate) fn in_use<T>(cache: &Cache<T>) -> usize {
     #[cfg(CONFIG_SLUB_DEBUG)]
     {
         // SAFETY: `cache` is a live cache.
-        let n = unsafe { crate::bindings::kmem_cache_objects_in_use(cache.as_raw()) };
-        n as usize
+        unsafe { super::ffi::objects_in_use(cache.as_raw()) }
     }
     #[cfg(not(CONFIG_SLUB_DEBUG))]
     {
@@ -588,7 +587,7 @@ pub(crate) fn static_cache_rules() {
 /// alignment); at `KMALLOC_MAX_SIZE` itself the request goes to C, which decides (a cache, or
 /// `ENOMEM` when its debug metadata push a slab past the largest order), never `EINVAL`.
 pub(crate) fn cache_size_boundaries() {
-    const MAX: usize = crate::bindings::KMALLOC_MAX_SIZE as usize;
+    const MAX: usize = super::ffi::MAX_OBJECT_SIZE;
     /// One byte less than the largest, and the largest, object C takes.
     type JustUnder = [u8; MAX - 1];
     type Largest = [u8; MAX];
@@ -836,7 +835,7 @@ impl Drop for MakeItFail {
 #[cfg(all(CONFIG_FAILSLAB, CONFIG_FAIL_PAGE_ALLOC))]
 fn objects_per_slab<T>(cache: &Cache<T>) -> usize {
     // SAFETY: `cache` is a live cache.
-    unsafe { crate::bindings::kmem_cache_objects_per_slab(cache.as_raw()) as usize }
+    unsafe { super::ffi::objects_per_slab(cache.as_raw()) }
 }
 
 /// A 40 KiB object: SLUB gives every object a slab of its own, of order 4.
