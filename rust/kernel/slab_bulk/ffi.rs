@@ -27,11 +27,18 @@ pub(super) const MAX_OBJECT_SIZE: usize = bindings::KMALLOC_MAX_SIZE as usize;
 pub(super) type Node = c_int;
 
 /// No node preference (`NUMA_NO_NODE`).
-pub(super) const NUMA_NO_NODE: Node = -1;
+pub(super) const NUMA_NO_NODE: Node = bindings::NUMA_NO_NODE;
 
 /// One more than the largest node id (`MAX_NUMNODES`).
-#[cfg(kernel_ge_7_0)]
 pub(super) const MAX_NUMNODES: Node = bindings::MAX_NUMNODES as Node;
+
+/// Whether C takes `node` as a node argument: [`NUMA_NO_NODE`] or an id below
+/// [`MAX_NUMNODES`] (the rule of the kernel's `NumaNode::new`; SLUB falls back to any node for
+/// an id without memory).
+#[inline(always)]
+pub(super) fn is_node(node: Node) -> bool {
+    node == NUMA_NO_NODE || (0..MAX_NUMNODES).contains(&node)
+}
 
 /// Creates a cache of objects of `size` bytes aligned to `align` (`__kmem_cache_create_args`).
 ///
@@ -87,7 +94,7 @@ pub(super) unsafe fn alloc(cache: *mut kmem_cache, flags: Flags) -> *mut c_void 
 ///
 /// # Safety
 ///
-/// As [`alloc`], and `node` must be [`NUMA_NO_NODE`] or in `0..MAX_NUMNODES`.
+/// As [`alloc`], and `node` must be one [`is_node`] accepts.
 #[inline(always)]
 pub(super) unsafe fn alloc_node(cache: *mut kmem_cache, flags: Flags, node: Node) -> *mut c_void {
     // SAFETY: The caller's guarantee.

@@ -61,6 +61,35 @@ impl<T> Cache<T> {
         // SAFETY: `ptr` is a new object of `cache`, owned by nobody else.
         Ok(unsafe { Obj::from_raw(cache, ptr) })
     }
+
+    /// Allocates one object, preferably on NUMA node `node`, and moves `value` into it
+    /// (`kmem_cache_alloc_node`).
+    ///
+    /// `node` is a node id or [`NUMA_NO_NODE`] (no preference). Errors: `EINVAL` if `node` is
+    /// neither (negative, or not below `MAX_NUMNODES`); `ENOMEM` as [`Cache::alloc`]. `value` is
+    /// dropped on error.
+    ///
+    /// [`NUMA_NO_NODE`]: super::NUMA_NO_NODE
+    #[inline]
+    pub fn alloc_node(&self, value: T, flags: Flags, node: i32) -> Result<Obj<'_, T>> {
+        Ok(self.alloc_uninit_node(flags, node)?.write(value))
+    }
+
+    /// Allocates one uninitialised object, preferably on NUMA node `node`; errors as
+    /// [`Cache::alloc_node`].
+    #[inline]
+    pub fn alloc_uninit_node(&self, flags: Flags, node: i32) -> Result<Obj<'_, MaybeUninit<T>>> {
+        if !ffi::is_node(node) {
+            return Err(EINVAL);
+        }
+        let cache = self.uninit();
+        // SAFETY: `as_raw` is a live cache (type invariant), `node` is one C takes (checked
+        // above); the context is the caller's contract, as in `alloc_uninit`.
+        let ptr = unsafe { ffi::alloc_node(cache.as_raw(), flags, node) };
+        let ptr = NonNull::new(ptr.cast::<MaybeUninit<T>>()).ok_or(ENOMEM)?;
+        // SAFETY: `ptr` is a new object of `cache`, owned by nobody else.
+        Ok(unsafe { Obj::from_raw(cache, ptr) })
+    }
 }
 
 impl<'c, T> Obj<'c, T> {
