@@ -7,7 +7,7 @@ use super::object::PoolObj;
 use super::percpu::{self, PerCpu};
 use crate::alf_queue::{MpmcQueue, SpscQueue};
 use crate::alloc::{
-    flags::{__GFP_ZERO, GFP_KERNEL, GFP_NOWAIT},
+    flags::{GFP_KERNEL, GFP_NOWAIT},
     Flags, KBox,
 };
 use crate::error::{code::*, Result};
@@ -127,7 +127,7 @@ unsafe impl<T, const L: usize, const S: usize, const B: usize> Sync for QMemPool
 /// handed out ([`QMemPool::alloc_uninit`]), not when the slab gives it to the pool.
 #[inline]
 fn nosleep(flags: Flags) -> Flags {
-    flags & !(GFP_KERNEL & !GFP_NOWAIT) & !__GFP_ZERO
+    flags & !(GFP_KERNEL & !GFP_NOWAIT) & !crate::alloc::flags::__GFP_ZERO
 }
 
 /// Zeroes `raw` if `flags` ask for it: `__GFP_ZERO` for an object of the pool, which may come
@@ -138,7 +138,7 @@ fn nosleep(flags: Flags) -> Flags {
 /// `raw` must be a free object of the pool's cache owned by the caller.
 #[inline]
 unsafe fn zero_if_asked<T>(raw: Raw<T>, flags: Flags) {
-    if flags.contains(__GFP_ZERO) {
+    if flags.contains(crate::alloc::flags::__GFP_ZERO) {
         // SAFETY: The caller owns the object, valid for a write of one `MaybeUninit<T>`.
         unsafe { raw.as_ptr().write_bytes(0, 1) };
     }

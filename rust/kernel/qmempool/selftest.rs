@@ -15,7 +15,7 @@
 //! [`online_cpus`]. On a kernel with one CPU the cross-CPU steps run on CPU 0.
 
 use super::{BhGuard, PoolObj, QMemPool};
-use crate::alloc::flags::{__GFP_ZERO, GFP_ATOMIC};
+use crate::alloc::flags::GFP_ATOMIC;
 #[cfg(CONFIG_FAILSLAB)]
 use crate::error::code::ENOMEM;
 use crate::slab_bulk::{CacheFlags, KmemCache};
@@ -183,7 +183,7 @@ pub(crate) fn zeroed_objects() {
         for round in 0..4 {
             let flags = |zero: bool| {
                 if zero {
-                    GFP_ATOMIC | __GFP_ZERO
+                    GFP_ATOMIC | crate::alloc::flags::__GFP_ZERO
                 } else {
                     GFP_ATOMIC
                 }

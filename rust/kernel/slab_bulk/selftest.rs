@@ -15,9 +15,9 @@
 //! test's own task only, through `task-filter` and `make_it_fail` ([`bulk_fault_positions`]).
 
 use super::{Cache, CacheFlags, FreeBatch, KmemCache, Obj, ObjBatch, StaticCache, NUMA_NO_NODE};
+use crate::alloc::flags::GFP_KERNEL;
 #[cfg(all(CONFIG_FAILSLAB, CONFIG_FAIL_PAGE_ALLOC))]
 use crate::alloc::flags::GFP_NOWAIT;
-use crate::alloc::flags::{__GFP_ZERO, GFP_KERNEL};
 use crate::alloc::KVec;
 use crate::alloc::{AllocError, Allocator, Box, Flags};
 #[cfg(all(CONFIG_FAILSLAB, CONFIG_FAIL_PAGE_ALLOC))]
@@ -433,7 +433,7 @@ pub(crate) fn zeroed_allocations() {
         Ok(batch) => check!(batch.iter().all(|obj| *obj == DIRTY)),
         Err(_) => check!(false),
     };
-    let zero = GFP_KERNEL | __GFP_ZERO;
+    let zero = GFP_KERNEL | crate::alloc::flags::__GFP_ZERO;
 
     // Single, and single on a node.
     dirty(&cache);
