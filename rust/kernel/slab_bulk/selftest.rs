@@ -67,14 +67,14 @@ macro_rules! selftests {
             static_cache_objects,
             static_cache_rules,
             static_cache_allocator,
-            zeroed_allocations,
-            node_allocations,
             #[cfg(all(CONFIG_FAILSLAB, CONFIG_FAIL_PAGE_ALLOC))]
             bulk_fault_nth,
             #[cfg(all(CONFIG_FAILSLAB, CONFIG_FAIL_PAGE_ALLOC))]
             bulk_fault_every_point,
             #[cfg(all(CONFIG_FAILSLAB, CONFIG_FAIL_PAGE_ALLOC))]
             bulk_fault_positions,
+            zeroed_allocations,
+            node_allocations,
         }
     };
 }
