@@ -13,6 +13,8 @@
 //! 2. The per-CPU operations take a [`BhGuard`], the proof of their context, which is `!Send`.
 //! 3. With IRQs disabled, where the C original `BUG()`s, the pool uses the slab directly.
 //! 4. It never sleeps: a refill's GFP flags are reduced to their non-sleeping part.
+//! 5. `__GFP_ZERO` zeroes the object handed out, whichever queue it came from; refills do not
+//!    zero (the objects they bring in are handed out later, zeroed then if asked).
 //!
 //! The design in full, with what each context costs, is in the project's `docs/design.md`
 //! ("`kernel::qmempool`"). Not built on `PREEMPT_RT`, where bottom-half-disabled sections are

@@ -119,14 +119,29 @@ unsafe impl<T, const L: usize, const S: usize, const B: usize> Send for QMemPool
 // SAFETY: As above.
 unsafe impl<T, const L: usize, const S: usize, const B: usize> Sync for QMemPool<'_, T, L, S, B> {}
 
-/// The flags the pool allocates with: those of `flags` that never sleep.
+/// The flags the pool allocates with: those of `flags` that never sleep, without `__GFP_ZERO`.
 ///
 /// The pool refills with bottom halves disabled, where the allocator must not sleep: direct
 /// reclaim is dropped, and with it I/O and FS, which only matter to it (`GFP_KERNEL` becomes
-/// `GFP_NOWAIT`'s kswapd wake-up, `GFP_ATOMIC` stays as it is).
+/// `GFP_NOWAIT`'s kswapd wake-up, `GFP_ATOMIC` stays as it is). An object is zeroed when it is
+/// handed out ([`QMemPool::alloc_uninit`]), not when the slab gives it to the pool.
 #[inline]
 fn nosleep(flags: Flags) -> Flags {
-    flags & !(GFP_KERNEL & !GFP_NOWAIT)
+    flags & !(GFP_KERNEL & !GFP_NOWAIT) & !crate::alloc::flags::__GFP_ZERO
+}
+
+/// Zeroes `raw` if `flags` ask for it: `__GFP_ZERO` for an object of the pool, which may come
+/// from a queue, dirty from its last user.
+///
+/// # Safety
+///
+/// `raw` must be a free object of the pool's cache owned by the caller.
+#[inline]
+unsafe fn zero_if_asked<T>(raw: Raw<T>, flags: Flags) {
+    if flags.contains(crate::alloc::flags::__GFP_ZERO) {
+        // SAFETY: The caller owns the object, valid for a write of one `MaybeUninit<T>`.
+        unsafe { raw.as_ptr().write_bytes(0, 1) };
+    }
 }
 
 impl<'c, T, const LOCAL: usize, const SHARED: usize, const BULK: usize>
@@ -320,7 +335,8 @@ impl<'c, T, const LOCAL: usize, const SHARED: usize, const BULK: usize>
 impl<'c, U, const LOCAL: usize, const SHARED: usize, const BULK: usize>
     QMemPool<'c, MaybeUninit<U>, LOCAL, SHARED, BULK>
 {
-    /// Allocates an uninitialised object on `guard`'s CPU. Errors as [`QMemPool::alloc_in`].
+    /// Allocates an uninitialised object on `guard`'s CPU, zeroed with `__GFP_ZERO`. Errors as
+    /// [`QMemPool::alloc_in`].
     ///
     /// # Examples
     ///
@@ -350,11 +366,13 @@ impl<'c, U, const LOCAL: usize, const SHARED: usize, const BULK: usize>
     ) -> Result<PoolObj<'_, MaybeUninit<U>, LOCAL, SHARED, BULK>> {
         let raw = self.take(guard, flags)?;
         // SAFETY: `raw` is a free object of the pool's cache, now owned by the caller.
+        unsafe { zero_if_asked(raw, flags) };
+        // SAFETY: As above.
         Ok(unsafe { PoolObj::new_uninit(self, raw) })
     }
 
-    /// Allocates an uninitialised object in whatever context the caller is in. Errors as
-    /// [`QMemPool::alloc`].
+    /// Allocates an uninitialised object in whatever context the caller is in, zeroed with
+    /// `__GFP_ZERO`. Errors as [`QMemPool::alloc`].
     #[inline]
     pub fn alloc_uninit(
         &self,
@@ -362,6 +380,8 @@ impl<'c, U, const LOCAL: usize, const SHARED: usize, const BULK: usize>
     ) -> Result<PoolObj<'_, MaybeUninit<U>, LOCAL, SHARED, BULK>> {
         let raw = self.take_anywhere(flags)?;
         // SAFETY: `raw` is a free object of the pool's cache, owned by the caller.
+        unsafe { zero_if_asked(raw, flags) };
+        // SAFETY: As above.
         Ok(unsafe { PoolObj::new_uninit(self, raw) })
     }
 }

@@ -77,6 +77,7 @@ macro_rules! selftests {
             foreign_pool_object,
             every_drop_path,
             drop_returns_everything,
+            zeroed_objects,
             #[cfg(CONFIG_FAILSLAB)]
             refill_enomem,
             #[cfg(test)]
@@ -159,6 +160,57 @@ pub(crate) fn fast_path_reuse() {
         }
     });
     check!(in_use(&cache) == 16 && held(&pool) == 16);
+    drop(pool);
+    check!(in_use(&cache) == 0);
+}
+
+/// `__GFP_ZERO` zeroes objects that come dirty from the pool's queues, with and without a guard
+/// of the caller's: a round holds `N` objects at once, dirties and frees them, then allocates
+/// `N` zeroed ones, which the queues give back first.
+pub(crate) fn zeroed_objects() {
+    type Bytes = core::mem::MaybeUninit<[u8; 64]>;
+    const N: usize = 8;
+    let Some(cache) = cache::<Bytes>() else {
+        return;
+    };
+    let Ok(pool) = Small::<Bytes>::new(&cache) else {
+        check!(false);
+        return;
+    };
+    // SAFETY: Every byte of the object was written, by the pool (zeroed) or by the test.
+    let zeroed = |obj: &Bytes| unsafe { obj.assume_init_ref() }.iter().all(|&b| b == 0);
+    on_cpu(0, &mut || {
+        for round in 0..4 {
+            let flags = |zero: bool| {
+                if zero {
+                    GFP_ATOMIC | crate::alloc::flags::__GFP_ZERO
+                } else {
+                    GFP_ATOMIC
+                }
+            };
+            let guard = if round % 2 == 0 { None } else { BhGuard::new() };
+            let alloc = |zero: bool| match &guard {
+                Some(guard) => pool.alloc_uninit_in(guard, flags(zero)).ok(),
+                None => pool.alloc_uninit(flags(zero)).ok(),
+            };
+            let mut held: [Option<SmallObj<'_, Bytes>>; N] = Default::default();
+            for slot in &mut held {
+                *slot = alloc(false);
+                match slot {
+                    Some(obj) => {
+                        obj.write([0xa5; 64]);
+                    }
+                    None => check!(false),
+                }
+            }
+            drop(held);
+            let mut held: [Option<SmallObj<'_, Bytes>>; N] = Default::default();
+            for slot in &mut held {
+                *slot = alloc(true);
+                check!(slot.as_deref().is_some_and(zeroed));
+            }
+        }
+    });
     drop(pool);
     check!(in_use(&cache) == 0);
 }

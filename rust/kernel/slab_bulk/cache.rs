@@ -2,7 +2,7 @@
 
 //! Typed slab caches: [`KmemCache`] owns one, [`Cache`] is what its objects refer to.
 
-use crate::bindings;
+use super::ffi;
 use crate::error::{code::*, Result};
 use crate::types::Opaque;
 use core::ffi::CStr;
@@ -18,32 +18,32 @@ use core::ptr::NonNull;
 /// `SLAB_TYPESAFE_BY_RCU` lets an object be reused while readers still see it, and
 /// `SLAB_PANIC` turns the error that [`KmemCache::new`] returns into a panic.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
-pub struct CacheFlags(bindings::slab_flags_t);
+pub struct CacheFlags(ffi::slab_flags_t);
 
 impl CacheFlags {
     /// No flags.
     pub const NONE: Self = Self(0);
     /// Align objects on hardware cache lines (`SLAB_HWCACHE_ALIGN`).
-    pub const HWCACHE_ALIGN: Self = Self(bindings::SLAB_HWCACHE_ALIGN);
+    pub const HWCACHE_ALIGN: Self = Self(ffi::SLAB_HWCACHE_ALIGN);
     /// Never merge this cache with another cache of compatible size (`SLAB_NO_MERGE`).
     ///
     /// A cache of its own keeps its objects on its own slab pages, which gives bulk free more
     /// objects of the same page to free at once.
-    pub const NO_MERGE: Self = Self(bindings::SLAB_NO_MERGE);
+    pub const NO_MERGE: Self = Self(ffi::SLAB_NO_MERGE);
     /// Charge the objects to the allocating task's memory cgroup (`SLAB_ACCOUNT`).
-    pub const ACCOUNT: Self = Self(bindings::SLAB_ACCOUNT);
+    pub const ACCOUNT: Self = Self(ffi::SLAB_ACCOUNT);
     /// Objects are reclaimable, e.g. by a shrinker (`SLAB_RECLAIM_ACCOUNT`).
-    pub const RECLAIM_ACCOUNT: Self = Self(bindings::SLAB_RECLAIM_ACCOUNT);
+    pub const RECLAIM_ACCOUNT: Self = Self(ffi::SLAB_RECLAIM_ACCOUNT);
     /// Let fault injection with `failslab`'s `cache-filter` target this cache (`SLAB_FAILSLAB`).
-    pub const FAILSLAB: Self = Self(bindings::SLAB_FAILSLAB);
+    pub const FAILSLAB: Self = Self(ffi::SLAB_FAILSLAB);
     /// Poison objects on free and check the poison on allocation (`SLAB_POISON`, debug).
-    pub const POISON: Self = Self(bindings::SLAB_POISON);
+    pub const POISON: Self = Self(ffi::SLAB_POISON);
     /// Surround objects with red zones (`SLAB_RED_ZONE`, debug).
-    pub const RED_ZONE: Self = Self(bindings::SLAB_RED_ZONE);
+    pub const RED_ZONE: Self = Self(ffi::SLAB_RED_ZONE);
 
     /// Returns the raw `slab_flags_t` value.
     #[inline]
-    pub const fn as_raw(self) -> bindings::slab_flags_t {
+    pub const fn as_raw(self) -> ffi::slab_flags_t {
         self.0
     }
 
@@ -84,7 +84,7 @@ impl BitOr for CacheFlags {
 /// `raw` is a live `struct kmem_cache` whose objects are at least as large and as aligned as `T`.
 #[repr(transparent)]
 pub struct Cache<T> {
-    raw: Opaque<bindings::kmem_cache>,
+    raw: Opaque<ffi::kmem_cache>,
     _type: PhantomData<fn(T) -> T>,
 }
 
@@ -102,7 +102,7 @@ impl<T> Cache<T> {
     /// `ptr` must point to a live `struct kmem_cache` whose objects are at least `size_of::<T>()`
     /// bytes large and aligned to `align_of::<T>()`, and the cache must outlive `'a`.
     #[inline]
-    pub unsafe fn from_raw<'a>(ptr: *mut bindings::kmem_cache) -> &'a Self {
+    pub unsafe fn from_raw<'a>(ptr: *mut ffi::kmem_cache) -> &'a Self {
         // SAFETY: `Cache<T>` is `repr(transparent)` over the C struct (`Opaque` and the
         // zero-sized marker add nothing), and the caller guarantees that the cache is live and
         // suitable for `T` for `'a`, which is the type invariant.
@@ -111,7 +111,7 @@ impl<T> Cache<T> {
 
     /// Returns the C `struct kmem_cache` pointer.
     #[inline]
-    pub fn as_raw(&self) -> *mut bindings::kmem_cache {
+    pub fn as_raw(&self) -> *mut ffi::kmem_cache {
         self.raw.get()
     }
 
@@ -192,20 +192,12 @@ impl<T> KmemCache<T> {
 pub(super) fn create<T>(name: &CStr, flags: CacheFlags) -> Result<NonNull<Cache<T>>> {
     validate_name(name)?;
     let size = mem::size_of::<T>();
-    if size == 0 || size > bindings::KMALLOC_MAX_SIZE as usize {
+    if size == 0 || size > ffi::MAX_OBJECT_SIZE {
         return Err(EINVAL);
     }
-    let mut args = bindings::kmem_cache_args {
-        align: mem::align_of::<T>() as u32,
-        ..Default::default()
-    };
-    // The name's bytes with their NUL, as C `char`s: the kernel's `char` is unsigned, which
-    // `u8` is on every architecture and `core::ffi::c_char` is not.
-    let name = name.to_bytes_with_nul().as_ptr().cast();
-    // SAFETY: `name` is NUL-terminated and copied by the callee (`kstrdup_const`); `args` is
-    // valid for the duration of the call; `size` fits in `u32` as it is at most
-    // `KMALLOC_MAX_SIZE`.
-    let raw = unsafe { bindings::__kmem_cache_create_args(name, size as u32, &mut args, flags.0) };
+    // SAFETY: `size` is at most `MAX_OBJECT_SIZE`, so it fits in `u32`, and the alignment of a
+    // type is a power of two (and fits in `u32`, as no type is aligned beyond its size).
+    let raw = unsafe { ffi::create(name, size as u32, mem::align_of::<T>() as u32, flags.0) };
     // A non-NULL return is a new cache for objects of `T`'s size and alignment.
     NonNull::new(raw.cast::<Cache<T>>()).ok_or(ENOMEM)
 }
@@ -227,7 +219,7 @@ impl<T> Drop for KmemCache<T> {
         // batch borrows it any more: they hold `&Cache<T>` borrowed from `self`. An object that
         // was leaked with `mem::forget` is never used again, so it does not matter whether the
         // C side finds it (and warns and keeps the cache) or not (and leaks its slab).
-        unsafe { bindings::kmem_cache_destroy(self.cache.as_ptr().cast()) };
+        unsafe { ffi::destroy(self.cache.as_ptr().cast()) };
     }
 }
 

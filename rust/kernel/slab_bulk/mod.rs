@@ -73,7 +73,7 @@
 //! |---|---|
 //! | [`KmemCache::new`], dropping a [`KmemCache`] | process, may sleep |
 //! | [`CacheRegistration::new`], dropping a [`CacheRegistration`] | process, may sleep |
-//! | single allocation ([`Cache::alloc`], [`Cache::alloc_uninit`]) | whatever the GFP flags allow: `GFP_KERNEL` may sleep, `GFP_ATOMIC`/`GFP_NOWAIT` do not |
+//! | single allocation ([`Cache::alloc`], [`Cache::alloc_uninit`], [`Cache::alloc_node`]) | whatever the GFP flags allow: `GFP_KERNEL` may sleep, `GFP_ATOMIC`/`GFP_NOWAIT` do not |
 //! | dropping an [`Obj`] or a `Box<T, C>` of a [`StaticCache`] | any but NMI (`kmem_cache_free` is not NMI-safe) |
 //! | allocating a `Box<T, C>` | as single allocation |
 //! | bulk allocation ([`Cache::alloc_bulk`], [`Cache::alloc_bulk_in`], [`ObjBatch::alloc`], ...) | as the GFP flags allow, and IRQs enabled |
@@ -83,14 +83,25 @@
 //! this function"). The types cannot prove it; lockdep checks it when `CONFIG_PROVE_LOCKING` is
 //! set, and it costs nothing otherwise.
 //!
+//! # Zeroing and NUMA nodes
+//!
+//! `__GFP_ZERO` in the flags of any allocation (single, [`Cache::alloc_node`], bulk, through a
+//! [`StaticCache`]'s `Box`) gives zeroed objects: C zeroes every object of a single and of a
+//! bulk allocation (its allocation hook does both, on 6.12 and 7.x), and a static cache's
+//! in-place `realloc` zeroes what it grows. [`Cache::alloc_node`] allocates on a NUMA node
+//! (`kmem_cache_alloc_node`), or on any with [`NUMA_NO_NODE`]; bulk allocation has no node in C.
+//!
 //! # Errors
 //!
 //! Allocation failures are `ENOMEM` and lose nothing: a bulk allocation is all or nothing (the
 //! C function frees what it got before failing). Bad sizes are `EINVAL` (a bulk of 0 objects or
-//! of more than a batch's room; a zero-sized or oversized `T`); so is a bad cache name.
+//! of more than a batch's room; a zero-sized or oversized `T`); so are a bad cache name and a
+//! node that is neither a node id below `MAX_NUMNODES` nor [`NUMA_NO_NODE`].
 
 mod batch;
+mod bulk;
 mod cache;
+mod ffi;
 mod free_batch;
 mod obj_slice;
 mod object;
@@ -122,6 +133,9 @@ mod kunit_suite {
 pub(crate) mod selftest;
 
 pub use self::batch::ObjBatch;
+
+/// No NUMA node preference, for [`Cache::alloc_node`] (C's `NUMA_NO_NODE`).
+pub const NUMA_NO_NODE: i32 = ffi::NUMA_NO_NODE;
 pub use self::cache::{Cache, CacheFlags, KmemCache, MAX_NAME_LEN};
 pub use self::free_batch::FreeBatch;
 pub use self::obj_slice::{ObjSlice, ObjSlot};

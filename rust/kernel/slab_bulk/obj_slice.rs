@@ -2,7 +2,7 @@
 
 //! [`ObjSlice`]: objects of one cache, allocated in bulk into an array the caller lends.
 
-use super::batch::{alloc_objects, free_objects, init_objects};
+use super::bulk::{alloc_objects, free_objects, init_objects};
 use super::cache::Cache;
 use super::objs::Objs;
 use crate::alloc::Flags;

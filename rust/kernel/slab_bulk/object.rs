@@ -3,8 +3,8 @@
 //! [`Obj`]: one object of a slab cache, owned, freed to its own cache when dropped.
 
 use super::cache::Cache;
+use super::ffi;
 use crate::alloc::Flags;
-use crate::bindings;
 use crate::error::{code::*, Result};
 use core::ffi::c_void;
 use core::fmt;
@@ -54,9 +54,38 @@ impl<T> Cache<T> {
     #[inline]
     pub fn alloc_uninit(&self, flags: Flags) -> Result<Obj<'_, MaybeUninit<T>>> {
         let cache = self.uninit();
-        // SAFETY: `as_raw` is a live cache (type invariant); `kmem_cache_alloc_noprof` may be
-        // called in any context that `flags` allows, which is the caller's contract.
-        let ptr = unsafe { bindings::kmem_cache_alloc_noprof(cache.as_raw(), flags.as_raw()) };
+        // SAFETY: `as_raw` is a live cache (type invariant); `kmem_cache_alloc` may be called in
+        // any context that `flags` allows, which is the caller's contract.
+        let ptr = unsafe { ffi::alloc(cache.as_raw(), flags) };
+        let ptr = NonNull::new(ptr.cast::<MaybeUninit<T>>()).ok_or(ENOMEM)?;
+        // SAFETY: `ptr` is a new object of `cache`, owned by nobody else.
+        Ok(unsafe { Obj::from_raw(cache, ptr) })
+    }
+
+    /// Allocates one object, preferably on NUMA node `node`, and moves `value` into it
+    /// (`kmem_cache_alloc_node`).
+    ///
+    /// `node` is a node id or [`NUMA_NO_NODE`] (no preference). Errors: `EINVAL` if `node` is
+    /// neither (negative, or not below `MAX_NUMNODES`); `ENOMEM` as [`Cache::alloc`]. `value` is
+    /// dropped on error.
+    ///
+    /// [`NUMA_NO_NODE`]: super::NUMA_NO_NODE
+    #[inline]
+    pub fn alloc_node(&self, value: T, flags: Flags, node: i32) -> Result<Obj<'_, T>> {
+        Ok(self.alloc_uninit_node(flags, node)?.write(value))
+    }
+
+    /// Allocates one uninitialised object, preferably on NUMA node `node`; errors as
+    /// [`Cache::alloc_node`].
+    #[inline]
+    pub fn alloc_uninit_node(&self, flags: Flags, node: i32) -> Result<Obj<'_, MaybeUninit<T>>> {
+        if !ffi::is_node(node) {
+            return Err(EINVAL);
+        }
+        let cache = self.uninit();
+        // SAFETY: `as_raw` is a live cache (type invariant), `node` is one C takes (checked
+        // above); the context is the caller's contract, as in `alloc_uninit`.
+        let ptr = unsafe { ffi::alloc_node(cache.as_raw(), flags, node) };
         let ptr = NonNull::new(ptr.cast::<MaybeUninit<T>>()).ok_or(ENOMEM)?;
         // SAFETY: `ptr` is a new object of `cache`, owned by nobody else.
         Ok(unsafe { Obj::from_raw(cache, ptr) })
@@ -189,7 +218,7 @@ impl<T> Drop for Obj<'_, T> {
 /// `obj` must be a live object of `cache` holding a valid `T`, owned by the caller, who gives
 /// it up: neither the `T` nor the object may be used afterwards.
 #[inline]
-unsafe fn drop_and_free<T>(cache: *mut bindings::kmem_cache, obj: NonNull<T>) {
+unsafe fn drop_and_free<T>(cache: *mut ffi::kmem_cache, obj: NonNull<T>) {
     // INVARIANT: `obj` is a live object of `cache` owned by the caller (safety contract),
     // handed to the guard, which frees it after the `T` is dropped, also should `T::drop`
     // panic.
@@ -209,7 +238,7 @@ unsafe fn drop_and_free<T>(cache: *mut bindings::kmem_cache, obj: NonNull<T>) {
 /// `obj` is a live object of `cache`, owned by the guard and holding no value that needs a
 /// drop any more once the guard is dropped.
 struct FreeOnDrop {
-    cache: *mut bindings::kmem_cache,
+    cache: *mut ffi::kmem_cache,
     obj: *mut c_void,
 }
 
@@ -218,6 +247,6 @@ impl Drop for FreeOnDrop {
     fn drop(&mut self) {
         // SAFETY: `obj` is a live object of `cache` owned by the guard (type invariant), not
         // used after this.
-        unsafe { bindings::kmem_cache_free(self.cache, self.obj) };
+        unsafe { ffi::free(self.cache, self.obj) };
     }
 }

@@ -14,7 +14,7 @@
 //! the middle of a bulk request therefore needs `fail_page_alloc` to refuse every page: for the
 //! test's own task only, through `task-filter` and `make_it_fail` ([`bulk_fault_positions`]).
 
-use super::{Cache, CacheFlags, FreeBatch, KmemCache, Obj, ObjBatch, StaticCache};
+use super::{Cache, CacheFlags, FreeBatch, KmemCache, Obj, ObjBatch, StaticCache, NUMA_NO_NODE};
 use crate::alloc::flags::GFP_KERNEL;
 #[cfg(all(CONFIG_FAILSLAB, CONFIG_FAIL_PAGE_ALLOC))]
 use crate::alloc::flags::GFP_NOWAIT;
@@ -73,6 +73,8 @@ macro_rules! selftests {
             bulk_fault_every_point,
             #[cfg(all(CONFIG_FAILSLAB, CONFIG_FAIL_PAGE_ALLOC))]
             bulk_fault_positions,
+            zeroed_allocations,
+            node_allocations,
         }
     };
 }
@@ -109,8 +111,7 @@ pub(crate) fn in_use<T>(cache: &Cache<T>) -> usize {
     #[cfg(CONFIG_SLUB_DEBUG)]
     {
         // SAFETY: `cache` is a live cache.
-        let n = unsafe { crate::bindings::kmem_cache_objects_in_use(cache.as_raw()) };
-        n as usize
+        unsafe { super::ffi::objects_in_use(cache.as_raw()) }
     }
     #[cfg(not(CONFIG_SLUB_DEBUG))]
     {
@@ -405,6 +406,107 @@ pub(crate) fn large_alignment() {
     check!(in_use(&cache) == 0);
 }
 
+/// An object that shows whether it was zeroed: dirtied with [`DIRTY`] before it is freed.
+type Bytes = [u8; 200];
+
+/// What the zeroing tests write into every object before they free it.
+const DIRTY: Bytes = [0xa5; 200];
+
+/// Whether `obj`, allocated with `__GFP_ZERO`, is all zeroes.
+fn zeroed(obj: &MaybeUninit<Bytes>) -> bool {
+    // SAFETY: Any byte is a valid `u8`, and every byte of the object was written: by the
+    // allocator, which the flags asked to zero it, or before it was freed (`DIRTY`).
+    unsafe { obj.assume_init_ref() }.iter().all(|&b| b == 0)
+}
+
+/// `__GFP_ZERO` on every allocation path of a cache: single, on a node, bulk into a batch
+/// (whole and appended) and into the caller's array. Each round first dirties and frees objects
+/// of the cache, so that the zeroed allocation reuses them.
+pub(crate) fn zeroed_allocations() {
+    /// The objects dirtied and freed before each zeroed allocation, and allocated zeroed.
+    const N: usize = 16;
+    let Ok(cache) = KmemCache::<Bytes>::new(c"rust_slab_bulk_zero", CacheFlags::NO_MERGE) else {
+        check!(false);
+        return;
+    };
+    let dirty = |cache: &KmemCache<Bytes>| match cache.alloc_bulk_with::<N>(GFP_KERNEL, |_| DIRTY) {
+        Ok(batch) => check!(batch.iter().all(|obj| *obj == DIRTY)),
+        Err(_) => check!(false),
+    };
+    let zero = GFP_KERNEL | crate::alloc::flags::__GFP_ZERO;
+
+    // Single, and single on a node.
+    dirty(&cache);
+    let mut singles = KVec::new();
+    for i in 0..N {
+        let obj = if i % 2 == 0 {
+            cache.alloc_uninit(zero)
+        } else {
+            cache.alloc_uninit_node(zero, 0)
+        };
+        match obj {
+            Ok(obj) => {
+                check!(zeroed(&obj));
+                check!(singles.push(obj, GFP_KERNEL).is_ok());
+            }
+            Err(_) => check!(false),
+        }
+    }
+    drop(singles);
+
+    // Bulk into a batch, whole.
+    dirty(&cache);
+    match cache.alloc_bulk::<N>(zero) {
+        Ok(batch) => check!(batch.iter().all(zeroed)),
+        Err(_) => check!(false),
+    }
+
+    // Bulk appended to a batch that holds dirty objects.
+    dirty(&cache);
+    let mut batch = ObjBatch::<'_, MaybeUninit<Bytes>, { 2 * N }>::new(cache.uninit());
+    check!(batch.alloc(N, GFP_KERNEL).is_ok());
+    for obj in batch.iter_mut() {
+        obj.write(DIRTY);
+    }
+    batch.free();
+    check!(batch.alloc(N / 2, GFP_KERNEL).is_ok());
+    check!(batch.alloc(N, zero).is_ok());
+    check!(batch.iter().skip(N / 2).all(zeroed));
+    drop(batch);
+
+    // Bulk into the caller's array.
+    dirty(&cache);
+    let mut slots = [MaybeUninit::uninit(); N];
+    match cache.alloc_bulk_in(&mut slots, zero) {
+        Ok(objs) => check!(objs.len() == N && objs.iter().all(zeroed)),
+        Err(_) => check!(false),
+    }
+    check!(in_use(&cache) == 0);
+}
+
+/// `kmem_cache_alloc_node` through [`Cache::alloc_node`]: no preference and node 0 (there is
+/// always one) give an object; an id C does not take is refused with `EINVAL`, nothing
+/// allocated.
+pub(crate) fn node_allocations() {
+    let Ok(cache) = KmemCache::<u64>::new(c"rust_slab_bulk_node", CacheFlags::NO_MERGE) else {
+        check!(false);
+        return;
+    };
+    for (i, node) in [NUMA_NO_NODE, 0].into_iter().enumerate() {
+        match cache.alloc_node(i as u64 + 1, GFP_KERNEL, node) {
+            Ok(obj) => check!(*obj == i as u64 + 1 && in_use(&cache) == 1),
+            Err(_) => check!(false),
+        }
+        check!(cache.alloc_uninit_node(GFP_KERNEL, node).is_ok());
+    }
+    let max = super::ffi::MAX_NUMNODES;
+    for node in [max, max + 1, -2, i32::MIN, i32::MAX] {
+        check!(cache.alloc_node(7, GFP_KERNEL, node).err() == Some(EINVAL));
+        check!(cache.alloc_uninit_node(GFP_KERNEL, node).err() == Some(EINVAL));
+    }
+    check!(in_use(&cache) == 0);
+}
+
 /// Ends the running test as skipped, with `reason` (at most 255 bytes shown): what KUnit's
 /// `kunit_mark_skipped()` does, which Rust has no wrapper for on 6.12 or 7.x. The test returns
 /// right after. The twin never skips: it prints the reason.
@@ -588,7 +690,7 @@ pub(crate) fn static_cache_rules() {
 /// alignment); at `KMALLOC_MAX_SIZE` itself the request goes to C, which decides (a cache, or
 /// `ENOMEM` when its debug metadata push a slab past the largest order), never `EINVAL`.
 pub(crate) fn cache_size_boundaries() {
-    const MAX: usize = crate::bindings::KMALLOC_MAX_SIZE as usize;
+    const MAX: usize = super::ffi::MAX_OBJECT_SIZE;
     /// One byte less than the largest, and the largest, object C takes.
     type JustUnder = [u8; MAX - 1];
     type Largest = [u8; MAX];
@@ -836,7 +938,7 @@ impl Drop for MakeItFail {
 #[cfg(all(CONFIG_FAILSLAB, CONFIG_FAIL_PAGE_ALLOC))]
 fn objects_per_slab<T>(cache: &Cache<T>) -> usize {
     // SAFETY: `cache` is a live cache.
-    unsafe { crate::bindings::kmem_cache_objects_per_slab(cache.as_raw()) as usize }
+    unsafe { super::ffi::objects_per_slab(cache.as_raw()) }
 }
 
 /// A 40 KiB object: SLUB gives every object a slab of its own, of order 4.

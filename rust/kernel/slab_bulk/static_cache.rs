@@ -106,9 +106,9 @@
 //! [`static_cache!`]: crate::static_cache
 
 use super::cache::{self, Cache, CacheFlags};
+use super::ffi::{self, Node, NUMA_NO_NODE};
 use super::object::Obj;
 use crate::alloc::{flags::__GFP_ZERO, AllocError, Allocator, Box, Flags};
-use crate::bindings;
 use crate::error::{code::*, Result};
 use core::alloc::Layout;
 use core::ffi::CStr;
@@ -177,7 +177,7 @@ const RETIRED: u8 = 3;
 ///
 /// [`Allocator`]: crate::alloc::Allocator
 pub struct CacheSlot {
-    cache: AtomicPtr<bindings::kmem_cache>,
+    cache: AtomicPtr<ffi::kmem_cache>,
     state: AtomicU8,
     live: AtomicUsize,
 }
@@ -445,7 +445,7 @@ impl<C: StaticCache> Drop for CacheRegistration<C> {
             // object or batch is left: they borrow `self`. No object of `C`'s allocator is left,
             // the frees of those that were have returned, and no allocation is in progress or
             // can start (it would be counted, or see `RETIRED`).
-            unsafe { bindings::kmem_cache_destroy(self.cache.as_ptr().cast()) };
+            unsafe { ffi::destroy(self.cache.as_ptr().cast()) };
         } else {
             crate::pr_warn!(
                 "slab_bulk: {:?}: registration dropped with {} objects alive; cache leaked\n",
@@ -481,12 +481,6 @@ fn dangling<C: StaticCache>(align: usize) -> NonNull<[u8]> {
     NonNull::slice_from_raw_parts(ptr, 0)
 }
 
-/// A node for `kmem_cache_alloc_node`: [`NO_NODE`] or a node id.
-type Node = core::ffi::c_int;
-
-/// No node preference (`NUMA_NO_NODE`).
-const NO_NODE: Node = -1;
-
 /// Allocates one object of `C`'s cache, counted in its slot, if the slot is `LIVE`.
 #[inline]
 fn alloc_object<C: StaticCache>(flags: Flags, node: Node) -> Result<NonNull<u8>, AllocError> {
@@ -504,10 +498,10 @@ fn alloc_object<C: StaticCache>(flags: Flags, node: Node) -> Result<NonNull<u8>,
     // registration, if dropped since, found it counted and kept the cache. The call may be made
     // in any context `flags` allows, which is the caller's contract.
     let obj = unsafe {
-        if node == NO_NODE {
-            bindings::kmem_cache_alloc_noprof(cache, flags.as_raw())
+        if node == NUMA_NO_NODE {
+            ffi::alloc(cache, flags)
         } else {
-            bindings::kmem_cache_alloc_node_noprof(cache, flags.as_raw(), node)
+            ffi::alloc_node(cache, flags, node)
         }
     };
     let obj = NonNull::new(obj.cast::<u8>()).ok_or(AllocError)?;
@@ -532,7 +526,7 @@ unsafe fn free_object<C: StaticCache>(obj: NonNull<u8>) {
     // SAFETY: `obj` is a live object of `cache`, handed over by the caller. `cache` is valid
     // until `_uncount` is dropped: the object is counted, so the registration has not destroyed
     // the cache, and will not until the count drops.
-    unsafe { bindings::kmem_cache_free(cache, obj.as_ptr().cast()) };
+    unsafe { ffi::free(cache, obj.as_ptr().cast()) };
 }
 
 /// `Allocator::realloc` for every kernel: one object per layout that fits (see "Layouts" in
@@ -593,7 +587,7 @@ unsafe impl<C: StaticCache> Allocator for C {
         flags: Flags,
     ) -> Result<NonNull<[u8]>, AllocError> {
         // SAFETY: Forwarded from the caller.
-        unsafe { realloc::<C>(ptr, layout, old_layout, flags, NO_NODE) }
+        unsafe { realloc::<C>(ptr, layout, old_layout, flags, NUMA_NO_NODE) }
     }
 }
 
@@ -621,11 +615,11 @@ unsafe impl<C: StaticCache> Allocator for C {
 #[cfg(kernel_ge_7_0)]
 fn node_id(nid: crate::alloc::NumaNode) -> Node {
     if nid == crate::alloc::NumaNode::NO_NODE {
-        return NO_NODE;
+        return NUMA_NO_NODE;
     }
-    (0..bindings::MAX_NUMNODES as Node)
+    (0..ffi::MAX_NUMNODES)
         .find(|&id| crate::alloc::NumaNode::new(id).is_ok_and(|n| n == nid))
-        .unwrap_or(NO_NODE)
+        .unwrap_or(NUMA_NO_NODE)
 }
 
 /// Takes one object out of its slot's count when dropped.
