@@ -8,8 +8,9 @@
 #                                       git format-patch --cover-letter; checkpatch.pl --strict
 #                                       and get_maintainer.pl run on it
 #   scripts/series.sh check VERSION     git am of that series onto a fresh pristine tree, and
-#                                       the kernel (KIND=, default x86-smp) built before the
-#                                       first patch and after each one, with the time of each
+#                                       the kernel (KIND=, default x86-smp; um-bench; none to
+#                                       build nothing) built before the first patch and after
+#                                       each one, with the time of each
 #   scripts/series.sh identity VERSION  the tree check made against the overlay tree that
 #                                       make test builds ($CACHE_DIR/linux-<version>, or
 #                                       OVERLAY_TREE=): every file the same, and what only the
@@ -178,8 +179,7 @@ fwdnic, a software NIC pair for forwarding benchmarks. The first patches
 make Rust modules load and run on UML, where the figures below are
 measured.
 
-It applies to $version (Debian's linux-source-$KVER) with git am and
-builds after each patch.
+It applies to $version (Debian's linux-source-$KVER) with git am.
 
 The benchmark targets, from the project's latest results (UML, per
 object or per packet, median ratios of paired runs):
@@ -246,16 +246,25 @@ check() {
 	case $kind in
 	x86-smp) arch=x86_64 base=tinyconfig targets="bzImage modules" ;;
 	um-bench) arch=um base=defconfig targets="linux modules" ;;
-	*) die "KIND=$kind: check builds x86-smp or um-bench" ;;
+	none) ;;
+	*) die "KIND=$kind: check builds x86-smp or um-bench, or nothing (none)" ;;
 	esac
-	fragments=("configs/$kind.config")
-	[ ! -f "$PROJECT/configs/$KVER/$kind.config" ] || fragments+=("configs/$KVER/$kind.config")
-	mk="make -C $g_dir/check O=$g_dir/build ARCH=$arch LLVM=$LLVM -j${JOBS:-$(nproc)}"
 	t0=$(date +%s)
 	log "$KVER: git am of ${#patches[@]} patches onto a pristine tree, building $kind after each"
 	pristine "$dir/check"
-	rm -rf "$dir/build" && mkdir -p "$dir/build"
+	rm -rf "$dir/build"
 	: >"$dir/check-times.txt"
+	if [ "$kind" = none ]; then
+		for p in "${patches[@]}"; do
+			git_ "$dir/check" am -q "$p" || die "${p##*/} does not apply with git am"
+		done
+		echo "$KVER: the series applies with git am (nothing built: KIND=none)"
+		return
+	fi
+	fragments=("configs/$kind.config")
+	[ ! -f "$PROJECT/configs/$KVER/$kind.config" ] || fragments+=("configs/$KVER/$kind.config")
+	mk="make -C $g_dir/check O=$g_dir/build ARCH=$arch LLVM=$LLVM -j${JOBS:-$(nproc)}"
+	mkdir -p "$dir/build"
 	krun sh -c "$mk -s $base >/dev/null"
 	build "pristine (cold)"
 	for p in "${patches[@]}"; do
@@ -278,9 +287,13 @@ $missing"
 }
 
 identity() {
-	local repo=$dir/check only_tree only_series differ used f pats=() TREE=${OVERLAY_TREE:-$TREE}
+	local repo=$dir/check only_tree only_series differ used="" f pats=() TREE=${OVERLAY_TREE:-$TREE}
 	[ -d "$repo/.git" ] || die "no $repo: run $0 check $KVER first"
 	[ -d "$TREE" ] || die "no overlay tree $TREE: run scripts/tree.sh $KVER"
+	local n applied
+	n=$(find "$out" -name '[0-9]*.patch' ! -name '0000-*' | wc -l)
+	applied=$(git_ "$repo" rev-list --count pristine..HEAD)
+	[ "$applied" = "$n" ] || die "$repo has $applied of the $n patches of $out: run $0 check $KVER"
 	# A shared lock on the tree, as scripts/kernel.sh takes: scripts/tree.sh cannot change it.
 	exec 9>"$(dirname "$TREE")/.tree-$KVER.lock"
 	flock -s 9
@@ -296,18 +309,29 @@ $only_series"
 $differ"
 	while read -r f; do
 		[ -n "$f" ] || continue
-		[ "$(owner "$f")" = - ] || die "$KVER: $f is in the overlay tree only, but SERIES_FILES puts it in a patch"
+		# shellcheck disable=SC2086 # the list of patterns, unquoted on purpose
+		(set -f && matches "$f" $PROJECT_ONLY) || die "$KVER: only the overlay tree has $f, which is not in PROJECT_ONLY"
 		pats+=("$f")
 	done <<<"$only_tree"
-	if [ ${#pats[@]} -gt 0 ] && [ -d "$dir/build" ]; then
-		used=$(find "$dir/build" -name '*.cmd' -print0 | xargs -0 grep -lF "$(printf '%s\n' "${pats[@]}")" || true)
+	local read="not checked: no build of check's (KIND=none)"
+	if [ -d "$dir/build" ]; then
+		[ ${#pats[@]} -eq 0 ] ||
+			used=$(find "$dir/build" -name '*.cmd' -print0 | xargs -0 grep -lF "$(printf '%s\n' "${pats[@]}")" || true)
 		[ -z "$used" ] || die "$KVER: the build reads files the series lacks (in $used)"
+		read="in no dependency list of check's build"
 	fi
 	echo "$KVER: the series applied in full is byte-identical to the overlay tree $TREE," \
-		"but for ${#pats[@]} files of the project's userspace harness, which the build does not read"
+		"but for ${#pats[@]} files of the project's userspace harness ($read)"
 }
 
-case $cmd in
-write | check | identity) "$cmd" ;;
-*) die "$usage" ;;
-esac
+# In braces, so that bash has read all of it before running it: an edit of this file does not
+# reach a run under way.
+{
+	case $cmd in
+	write) write ;;
+	check) check ;;
+	identity) identity ;;
+	*) die "$usage" ;;
+	esac
+	exit
+}
