@@ -62,6 +62,20 @@ in_root() {
 	' in_root "$ROOT" "$PROJECT" "$CACHE_DIR" "$@"
 }
 
+# The project's directories that belong at the same paths in the kernel tree: scripts/tree.sh
+# copies them in, scripts/series.sh puts their files into the patches that add them.
+OVERLAY_DIRS=(rust/kernel/slab_bulk rust/kernel/qmempool rust/alf_queue drivers/net/ixgbe_bulk_shim drivers/net/fwdnic samples/rust)
+
+# overlay_files: the files of OVERLAY_DIRS (paths from the project's top, one a line), without
+# Cargo's build outputs and lock files.
+overlay_files() {
+	local d
+	for d in "${OVERLAY_DIRS[@]}"; do
+		[ -d "$PROJECT/$d" ] || continue
+		(cd "$PROJECT" && find "$d" -type f ! -path '*/target/*' ! -name Cargo.lock)
+	done
+}
+
 # Where the kernel work happens.  By default in the toolchain root, where the checkout is
 # /project and the cache /cache.  With KDIR=<a Rust-enabled 6.12 or 7.3 tree>, on the host with
 # the user's own toolchain (LLVM= as for the kernel's make): no root is provisioned, the

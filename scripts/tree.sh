@@ -9,8 +9,6 @@
 . "$(dirname "$0")/lib.sh"
 use_kernel "${1:?usage: tree.sh VERSION}"
 
-# The directories that belong at the same paths in the kernel tree.
-OVERLAY_DIRS=(rust/kernel/slab_bulk rust/kernel/qmempool rust/alf_queue drivers/net/ixgbe_bulk_shim drivers/net/fwdnic samples/rust)
 series=("$PROJECT/patches/$KVER"/*.patch)
 
 mkdir -p "$CACHE_DIR"
@@ -56,10 +54,7 @@ fi
 # no longer has.
 manifest=$TREE/.project-files
 new_manifest=$(mktemp)
-for d in "${OVERLAY_DIRS[@]}"; do
-	[ -d "$PROJECT/$d" ] || continue
-	(cd "$PROJECT" && find "$d" -type f ! -path '*/target/*' ! -name Cargo.lock) >>"$new_manifest"
-done
+overlay_files >"$new_manifest"
 while read -r f; do
 	if ! cmp -s "$PROJECT/$f" "$TREE/$f"; then
 		mkdir -p "$(dirname "$TREE/$f")"
