@@ -15,23 +15,27 @@
 //! 4. It never sleeps: a refill's GFP flags are reduced to their non-sleeping part.
 //! 5. `__GFP_ZERO` zeroes the object handed out, whichever queue it came from; refills do not
 //!    zero (the objects they bring in are handed out later, zeroed then if asked).
+//! 6. It gives objects back: a CPU that goes offline hands its local queue to the cache (a CPU
+//!    hotplug state), and memory pressure drains every queue to the cache (a shrinker).
 //!
-//! The design in full, with what each context costs, is in the project's `docs/design.md`
-//! ("`kernel::qmempool`"). Not built on `PREEMPT_RT`, where bottom-half-disabled sections are
-//! neither exclusive on a CPU nor free of preemption.
+//! The design in full, with what each context costs and from which CPU the queues are given back,
+//! is in the project's `docs/design.md` ("`kernel::qmempool`"). Not built on `PREEMPT_RT`, where
+//! bottom-half-disabled sections are neither exclusive on a CPU nor free of preemption.
 //!
 //! # Contexts
 //!
-//! | operation | context |
-//! |---|---|
-//! | [`QMemPool::new`], dropping a [`QMemPool`] | process, may sleep |
-//! | [`BhGuard::new`] | any but NMI; [`None`] with IRQs disabled (every hard-IRQ handler) |
-//! | [`QMemPool::alloc_in`], [`QMemPool::free_in`] | under a [`BhGuard`]: task or softirq, IRQs enabled |
-//! | [`QMemPool::alloc`], dropping a [`PoolObj`] | any but NMI: under a [`BhGuard`] made for the call, or else the slab allocator directly |
+//! - [`QMemPool::new`], dropping a [`QMemPool`]: process, may sleep; not in a CPU hotplug
+//!   callback.
+//! - [`BhGuard::new`]: any but NMI; [`None`] with IRQs disabled (every hard-IRQ handler).
+//! - [`QMemPool::alloc_in`], [`QMemPool::free_in`]: under a [`BhGuard`]: task or softirq, IRQs
+//!   enabled.
+//! - [`QMemPool::alloc`], dropping a [`PoolObj`]: any but NMI: under a [`BhGuard`] made for the
+//!   call, or else the slab allocator directly.
 //!
 //! [`kernel::slab_bulk`]: crate::slab_bulk
 //! [`kernel::alf_queue`]: crate::alf_queue
 
+mod citizen;
 mod context;
 mod object;
 mod percpu;

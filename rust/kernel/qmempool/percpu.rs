@@ -94,8 +94,14 @@ impl<Q> PerCpu<Q> {
         unsafe { &*this_cpu_ptr(self.ptr.as_ptr()).cast::<Q>() }
     }
 
+    /// Returns the per-CPU pointer of the instances, for `per_cpu_ptr`.
+    #[cfg_attr(not(CONFIG_RUST), allow(dead_code))]
+    pub(super) fn as_ptr(&self) -> NonNull<c_void> {
+        self.ptr
+    }
+
     /// Returns the instance of CPU `cpu`, if it is a possible CPU.
-    #[cfg(any(test, CONFIG_RUST_QMEMPOOL_KUNIT_TEST))]
+    #[cfg(any(CONFIG_RUST, test))]
     pub(super) fn get(&self, cpu: u32) -> Option<&Q> {
         if !possible_cpus().any(|c| c == cpu) {
             return None;

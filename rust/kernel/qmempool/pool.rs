@@ -2,6 +2,7 @@
 
 //! [`QMemPool`]: per-CPU queues of free objects in front of a slab cache.
 
+use super::citizen::Citizen;
 use super::context::BhGuard;
 use super::object::PoolObj;
 use super::percpu::{self, PerCpu};
@@ -19,7 +20,7 @@ use core::ptr::NonNull;
 pub(super) type Raw<T> = NonNull<MaybeUninit<T>>;
 
 /// The local queue of one CPU.
-type Local<T, const L: usize> = SpscQueue<Raw<T>, L>;
+pub(super) type Local<T, const L: usize> = SpscQueue<Raw<T>, L>;
 
 /// The default size of each CPU's local queue (the C qmempool's `QMEMPOOL_LOCALQ` for skbs).
 pub const LOCAL_DEFAULT: usize = 32;
@@ -67,7 +68,9 @@ pub const BULK_DEFAULT: usize = 16;
 /// - Every pointer in `shared` and in each CPU's queue in `local` is a live object of `cache`,
 ///   distinct from all others, owned by the pool, its contents uninitialised (no `T` in it).
 /// - Each CPU's local queue is used, on either side, only by code holding a [`BhGuard`] on that
-///   CPU, or through `&mut self`.
+///   CPU, through `&mut self`, or, once the CPU is dead, by `citizen`'s hotplug teardown.
+/// - `citizen`, when there is one, is registered for this pool's cache and queues (the twin has
+///   none).
 ///
 /// # Examples
 ///
@@ -109,6 +112,7 @@ pub struct QMemPool<
     cache: &'c Cache<MaybeUninit<T>>,
     shared: KBox<MpmcQueue<Raw<T>, SHARED>>,
     local: PerCpu<Local<T, LOCAL>>,
+    citizen: Option<KBox<Citizen<T, LOCAL, SHARED, BULK>>>,
 }
 
 // SAFETY: The pool holds no `T`, only free memory of its cache (type invariant), which may be
@@ -149,9 +153,13 @@ impl<'c, T, const LOCAL: usize, const SHARED: usize, const BULK: usize>
 {
     /// Creates an empty pool in front of `cache`.
     ///
-    /// Objects come from the cache when the pool needs them, not before. Errors: `ENOMEM` if the
-    /// queues cannot be allocated, `EINVAL` if a CPU's queue is larger than the per-CPU
-    /// allocator's limit (32 KiB: about 4000 objects). Process context: it may sleep.
+    /// Objects come from the cache when the pool needs them, not before. The pool registers
+    /// with CPU hotplug and as a shrinker, so that a CPU that goes offline and memory pressure
+    /// get its objects back (see the module documentation). Errors: `ENOMEM` if the queues or
+    /// the registrations cannot be allocated, `EINVAL` if a CPU's queue is larger than the
+    /// per-CPU allocator's limit (32 KiB: about 4000 objects), and the CPU hotplug core's
+    /// errors. Process context: it may sleep; not from a CPU hotplug callback (it takes the
+    /// hotplug lock), and neither is dropping the pool.
     pub fn new(cache: &'c Cache<T>) -> Result<Self> {
         const {
             assert!(BULK >= 1, "BULK must be at least 1");
@@ -168,11 +176,14 @@ impl<'c, T, const LOCAL: usize, const SHARED: usize, const BULK: usize>
         let local = PerCpu::new(|slot| {
             SpscQueue::init_in_place(slot);
         })?;
-        // INVARIANT: every queue is empty, and no guard uses them yet.
+        let citizen = Citizen::register(cache.uninit(), &shared, &local)?;
+        // INVARIANT: every queue is empty, no guard uses them yet, and `citizen` is registered
+        // for them.
         Ok(Self {
             cache: cache.uninit(),
             shared,
             local,
+            citizen,
         })
     }
 
@@ -321,6 +332,13 @@ impl<'c, T, const LOCAL: usize, const SHARED: usize, const BULK: usize>
         let _ = unsafe { self.shared.enqueue_bulk(batch.raw_objs()) };
     }
 
+    /// Runs the pool's shrinker as reclaim does and waits for what it queued; returns what its
+    /// count found.
+    #[cfg(CONFIG_RUST_QMEMPOOL_KUNIT_TEST)]
+    pub(crate) fn shrink(&self) -> usize {
+        self.citizen.as_ref().map_or(0, |c| c.shrink())
+    }
+
     /// Returns how many free objects the pool holds: in the shared queue, and in each CPU's.
     #[cfg(any(test, CONFIG_RUST_QMEMPOOL_KUNIT_TEST))]
     pub(crate) fn held(&self) -> (usize, impl Iterator<Item = (u32, usize)> + '_) {
@@ -390,6 +408,9 @@ impl<T, const LOCAL: usize, const SHARED: usize, const BULK: usize> Drop
     for QMemPool<'_, T, LOCAL, SHARED, BULK>
 {
     fn drop(&mut self) {
+        // First nothing of the pool's registrations may run any more (the shrinker, its work
+        // items, the hotplug teardown): dropping the citizen waits for them.
+        drop(self.citizen.take());
         // `&mut self`: no object is out (they borrow the pool) and no guard is using a queue,
         // so every queue can be emptied from here, `BULK` objects per `kmem_cache_free_bulk`.
         let mut batch = ObjBatch::<'_, MaybeUninit<T>, BULK>::new(self.cache);

@@ -80,6 +80,10 @@ macro_rules! selftests {
             zeroed_objects,
             #[cfg(CONFIG_FAILSLAB)]
             refill_enomem,
+            #[cfg(CONFIG_RUST)]
+            shrinker_frees_what_is_free,
+            #[cfg(CONFIG_HOTPLUG_CPU)]
+            offline_cpu_hands_back,
             #[cfg(test)]
             panic_safety,
             #[cfg(test)]
@@ -525,6 +529,100 @@ pub(crate) fn drop_returns_everything() {
     check!(in_use(&cache) == start + held(&pool));
     drop(pool);
     check!(in_use(&cache) == start);
+}
+
+/// Memory pressure: the pool's shrinker (run as reclaim runs it) frees every free object it
+/// holds, on every CPU and in the shared queue, to the cache; what is out stays out.
+#[cfg(CONFIG_RUST)]
+pub(crate) fn shrinker_frees_what_is_free() {
+    let Some(cache) = cache::<[u8; 200]>() else {
+        return;
+    };
+    let Ok(pool) = Small::<[u8; 200]>::new(&cache) else {
+        check!(false);
+        return;
+    };
+    let mut kept: [Option<SmallObj<'_, [u8; 200]>>; 4] = core::array::from_fn(|_| None);
+    for cpu in [0, other_cpu()] {
+        on_cpu(cpu, &mut || {
+            let mut objs: [Option<SmallObj<'_, [u8; 200]>>; 40] = core::array::from_fn(|_| None);
+            for slot in objs.iter_mut() {
+                *slot = pool.alloc([cpu as u8; 200], GFP_ATOMIC).ok();
+                check!(slot.is_some());
+            }
+            // Two of each CPU's stay out; the rest fill its queue and spill to the shared one.
+            for (slot, keep) in objs
+                .iter_mut()
+                .zip(kept.iter_mut().skip(cpu.min(1) as usize * 2).take(2))
+            {
+                *keep = slot.take();
+            }
+        });
+        check!(held_at(&pool, cpu).1 > 0);
+    }
+    let out = kept.iter().filter(|o| o.is_some()).count();
+    check!(out == 4 || (other_cpu() == 0 && out == 2));
+    let free = held(&pool);
+    check!(free > 0 && in_use(&cache) == out + free);
+    // The count is what the pool holds free; after the scan and its work items, nothing is.
+    check!(pool.shrink() == free);
+    check!(held(&pool) == 0);
+    check!(in_use(&cache) == out);
+    // The pool works on afterwards, from the cache again.
+    on_cpu(0, &mut || {
+        let obj = pool.alloc([7; 200], GFP_ATOMIC);
+        check!(obj.as_ref().map(|o| o[0]).ok() == Some(7));
+    });
+    check!(in_use(&cache) == out + held(&pool));
+    drop(kept);
+    drop(pool);
+    check!(in_use(&cache) == 0);
+}
+
+/// A CPU that goes offline hands its local queue back to the cache: CPU 1's queue is filled,
+/// CPU 1 is taken offline (`remove_cpu()`, what writing 0 to
+/// `/sys/devices/system/cpu/cpu1/online` calls) and brought back (`add_cpu()`).
+#[cfg(CONFIG_HOTPLUG_CPU)]
+pub(crate) fn offline_cpu_hands_back() {
+    use crate::bindings;
+    if online_cpus() < 2 {
+        return;
+    }
+    let Some(cache) = cache::<u64>() else {
+        return;
+    };
+    let Ok(pool) = Small::<u64>::new(&cache) else {
+        check!(false);
+        return;
+    };
+    let mut kept = None;
+    on_cpu(1, &mut || {
+        let mut objs: [Option<SmallObj<'_, u64>>; 12] = core::array::from_fn(|_| None);
+        for (i, slot) in objs.iter_mut().enumerate() {
+            *slot = pool.alloc(i as u64, GFP_ATOMIC).ok();
+        }
+        kept = objs[0].take();
+    });
+    // 16 came from the cache in two bulks; one is out, 15 are in CPU 1's queue.
+    check!(kept.is_some() && held_at(&pool, 1) == (0, 15) && in_use(&cache) == 16);
+    // SAFETY: Process context; CPU 1 is online and not the boot CPU.
+    let down = unsafe { bindings::remove_cpu(1) };
+    check!(down == 0);
+    if down == 0 {
+        check!(held_at(&pool, 1) == (0, 0));
+        check!(in_use(&cache) == 1);
+        // SAFETY: Process context; CPU 1 was taken offline above.
+        check!(unsafe { bindings::add_cpu(1) } == 0);
+        check!(online_cpus() >= 2);
+    }
+    on_cpu(1, &mut || {
+        let obj = pool.alloc(5, GFP_ATOMIC);
+        check!(obj.as_deref().ok() == Some(&5));
+    });
+    check!(in_use(&cache) == 1 + held(&pool));
+    drop(kept);
+    drop(pool);
+    check!(in_use(&cache) == 0);
 }
 
 /// Reads `current->fail_nth`.
