@@ -19,11 +19,13 @@
 //!
 //! # Contexts
 //!
-//! | type | may be used in the kernel |
-//! |---|---|
-//! | [`MpmcQueue`] | with preemption disabled (bottom halves off, a spinlock, softirq, hard IRQ), since a commit waits for the side's earlier reservations; from an IRQ handler only if the code it interrupts disables IRQs around its operations |
-//! | [`SpscQueue`] | any context, NMI included: it never waits; one operation per side at a time (`unsafe` methods: a side's calls ordered by happens-before, none from an interrupt mid-call) |
-//! | [`Batch`] | any context: it never allocates, nor does a queue |
+//! - [`MpmcQueue`]: with preemption disabled (bottom halves off, a spinlock, softirq, hard
+//!   IRQ), since a commit waits for the side's earlier reservations; from an IRQ handler only if
+//!   the code it interrupts disables IRQs around its operations.
+//! - [`SpscQueue`]: any context, NMI included: it never waits; one operation per side at a time
+//!   (`unsafe` methods: a side's calls ordered by happens-before, none from an interrupt
+//!   mid-call).
+//! - [`Batch`]: any context: it never allocates, nor does a queue.
 
 // Userspace builds with the `std` feature (the default) use `std::thread::yield_now` in the
 // MPMC commit wait; the kernel build never sets Cargo features.

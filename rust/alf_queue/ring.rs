@@ -112,8 +112,9 @@ impl<T, const N: usize> Ring<T, N> {
         #[cfg(not(loom))]
         {
             // SAFETY: `ptr` is valid for writes and aligned (caller), so are its fields. After
-            // these two writes every field is initialised (padding needs no initialisation): `slots` is an
-            // `UnsafeCell<[MaybeUninit<T>; N]>`, for which any bytes are a valid value.
+            // these two writes every field is initialised (padding needs no initialisation):
+            // `slots` is an `UnsafeCell<[MaybeUninit<T>; N]>`, for which any bytes are a valid
+            // value.
             unsafe {
                 core::ptr::addr_of_mut!((*ptr).prod).write(HeadTail::new(start));
                 core::ptr::addr_of_mut!((*ptr).cons).write(HeadTail::new(start));

@@ -6,17 +6,16 @@
 //! One thread, enqueue then dequeue: for each bulk size `n`, `n` elements go into a queue of
 //! [`RING`] slots and come out again, in a loop, each of the ways below, interleaved within each
 //! repetition. Repetition `r` starts at variant `r mod N` of the `N` in [`Variant::ALL`] and goes
-//! round from there, so that no variant always runs first or right after the same one. The data
-//! the loops work on (the queues, the C rings, the arrays and the batch) is allocated
-//! [`PLACEMENTS`] times, and repetition `r` uses set `r mod PLACEMENTS`: with one set, a cell's
-//! figure depended on where
-//! that boot's allocations happened to land (the same module in another boot moved single
-//! cells, each variant its own way: docs/benchmarks.md, "Placement"), so the medians are taken
-//! over several placements of the data instead of one. The code is placed the same way: every timed loop,
-//! ours and the C's, is compiled [`CODE_PLACEMENTS`] times, each copy at its own address (see
+//! round from there, so that no variant always runs first or right after the same one. The data the
+//! loops work on (the queues, the C rings, the arrays and the batch) is allocated [`PLACEMENTS`]
+//! times, and repetition `r` uses set `r mod PLACEMENTS`: with one set, a cell's figure depended on
+//! where that boot's allocations happened to land (the same module in another boot moved single
+//! cells, each variant its own way: docs/benchmarks.md, "Placement"), so the medians are taken over
+//! several placements of the data instead of one. The code is placed the same way: every timed
+//! loop, ours and the C's, is compiled [`CODE_PLACEMENTS`] times, each copy at its own address (see
 //! `rust_alf_queue_bench_loops.rs`), and repetition `r` runs every variant in the copy that
-//! [`placement`] gives, so that a loop that happens to sit well or badly in one build cannot
-//! make a cell on its own. The variants:
+//! [`placement`] gives, so that a loop that happens to sit well or badly in one build cannot make a
+//! cell on its own. The variants:
 //!
 //! - `mpmc_single`, `spsc_single`: [`MpmcQueue`] or [`SpscQueue`], `n` single `enqueue` calls
 //!   then `n` single `dequeue` calls (the C original's "ALF-multi" loop);

@@ -20,16 +20,16 @@
 //!
 //! # Threads and preemption
 //!
-//! The threads are made with `kthread_create_on_node()`, bound to the online CPUs (producer `i`
-//! to CPU `i`, consumer `i` to CPU `i + 1`, modulo the number of CPUs: with 2 CPUs each side
-//! contends across CPUs, and the SPSC pair runs on different CPUs), and started together. Every [`MpmcQueue`] operation runs with preemption disabled: between
-//! its reservation (the compare-and-swap on `head`) and its commit (the `tail` store) an
-//! operation holds up every later operation on its side, which spin in their commit step. A
-//! thread preempted inside that window would make them spin until it runs again, and a
-//! spinner on the same CPU as the preempted thread could spin for ever (see "Contexts" in
-//! `rust/alf_queue/lib.rs`). [`SpscQueue`] operations never wait for another thread and need no
-//! such protection. Waiting for room or for items (queue full or empty) happens outside those
-//! sections: a thread spins a little, then yields its CPU.
+//! The threads are made with `kthread_create_on_node()`, bound to the online CPUs (producer `i` to
+//! CPU `i`, consumer `i` to CPU `i + 1`, modulo the number of CPUs: with 2 CPUs each side contends
+//! across CPUs, and the SPSC pair runs on different CPUs), and started together. Every
+//! [`MpmcQueue`] operation runs with preemption disabled: between its reservation (the
+//! compare-and-swap on `head`) and its commit (the `tail` store) an operation holds up every later
+//! operation on its side, which spin in their commit step. A thread preempted inside that window
+//! would make them spin until it runs again, and a spinner on the same CPU as the preempted thread
+//! could spin for ever (see "Contexts" in `rust/alf_queue/lib.rs`). [`SpscQueue`] operations never
+//! wait for another thread and need no such protection. Waiting for room or for items (queue full
+//! or empty) happens outside those sections: a thread spins a little, then yields its CPU.
 //!
 //! # Output
 //!

@@ -9,11 +9,11 @@
 //! 256 freed, as a NIC ring's refill and cleanup do). The ways, interleaved within each
 //! repetition in an order that rotates from one repetition to the next:
 //!
-//! - `pool`: [`QMemPool::alloc_uninit`] and dropping the [`PoolObj`](kernel::qmempool::PoolObj), each
-//!   making its own [`BhGuard`] (`local_bh_disable()`/`local_bh_enable()` per call, as the C
+//! - `pool`: [`QMemPool::alloc_uninit`] and dropping the [`PoolObj`](kernel::qmempool::PoolObj),
+//!   each making its own [`BhGuard`] (`local_bh_disable()`/`local_bh_enable()` per call, as the C
 //!   original's `qmempool_alloc()`/`qmempool_free()` outside softirq);
-//! - `pool_bh`: [`QMemPool::alloc_uninit_in`] and [`QMemPool::free_in`] under one [`BhGuard`] for the
-//!   whole run: the cost of the pool itself, as in softirq context;
+//! - `pool_bh`: [`QMemPool::alloc_uninit_in`] and [`QMemPool::free_in`] under one [`BhGuard`] for
+//!   the whole run: the cost of the pool itself, as in softirq context;
 //! - `c_qmempool`, `c_qmempool_bh`: the same two ways through the C reference (in
 //!   `rust_qmempool_bench_c.c`, timed loop included): the C original's algorithm, same queue
 //!   sizes and bulk, on the same cache;

@@ -270,7 +270,7 @@ impl Drop for SlabBulkDriver {
                 count
             ),
             Ok(()) => pr_info!(
-                "rfl_test: slab_bulk_driver FAIL {} objects still in use after the last completion\n",
+                "rfl_test: slab_bulk_driver FAIL {} objects in use after the last completion\n",
                 count
             ),
             Err(why) => pr_info!("rfl_test: slab_bulk_driver FAIL {}\n", why),

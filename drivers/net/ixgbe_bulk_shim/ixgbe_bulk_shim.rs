@@ -6,12 +6,12 @@
 //!
 //! A driver's TX cleanup keeps a `struct ixgbe_bulk_shim` on its stack, starts it with the NAPI
 //! budget it was given ([`ixgbe_bulk_shim_init`]), adds each skb the hardware has sent
-//! (`ixgbe_bulk_shim_add()`, instead of `napi_consume_skb()`), and flushes it when the cleanup
-//! loop ends ([`ixgbe_bulk_shim_flush`]). `ixgbe_bulk_shim_add()` is inline in the C header for
-//! its common case, storing the skb in a free slot other than the last, so that a cleanup pays
-//! no call per skb; it calls [`__ixgbe_bulk_shim_add`] for everything else. The batch ([`batch::SkbBatch`]) frees
-//! `IXGBE_BULK_SHIM_SIZE` skbs at a time with one `napi_consume_skb_bulk()`; with a budget of 0
-//! (netpoll) it frees each skb at once, as `napi_consume_skb()` does.
+//! (`ixgbe_bulk_shim_add()`, instead of `napi_consume_skb()`), and flushes it when the cleanup loop
+//! ends ([`ixgbe_bulk_shim_flush`]). `ixgbe_bulk_shim_add()` is inline in the C header for its
+//! common case, storing the skb in a free slot other than the last, so that a cleanup pays no call
+//! per skb; it calls [`__ixgbe_bulk_shim_add`] for everything else. The batch ([`batch::SkbBatch`])
+//! frees `IXGBE_BULK_SHIM_SIZE` skbs at a time with one `napi_consume_skb_bulk()`; with a budget of
+//! 0 (netpoll) it frees each skb at once, as `napi_consume_skb()` does.
 //!
 //! A run-time switch, `ixgbe_bulk_shim.enable` (a boolean parameter, `Y` by default, at
 //! `/sys/module/ixgbe_bulk_shim/parameters/enable`, defined in `ixgbe_bulk_shim_syms.c`), turns
@@ -26,11 +26,11 @@
 //!
 //! # Contexts
 //!
-//! | entry point | context |
-//! |---|---|
-//! | [`ixgbe_bulk_shim_init`] | any |
-//! | [`__ixgbe_bulk_shim_add`], [`ixgbe_bulk_shim_flush`], budget != 0 | the NAPI poll that was given the budget: softirq, IRQs enabled |
-//! | [`__ixgbe_bulk_shim_add`], [`ixgbe_bulk_shim_flush`], budget 0 | any (each skb is freed as by `dev_consume_skb_any()`) |
+//! - [`ixgbe_bulk_shim_init`]: any.
+//! - [`__ixgbe_bulk_shim_add`], [`ixgbe_bulk_shim_flush`], budget != 0: the NAPI poll that was
+//!   given the budget: softirq, IRQs enabled.
+//! - [`__ixgbe_bulk_shim_add`], [`ixgbe_bulk_shim_flush`], budget 0: any (each skb is freed as
+//!   by `dev_consume_skb_any()`).
 //!
 //! The switch changes nothing here: switched off, a non-zero budget still means the NAPI poll
 //! (`napi_consume_skb()` with that budget needs it too).

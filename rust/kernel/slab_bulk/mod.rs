@@ -69,15 +69,17 @@
 //!
 //! # Contexts
 //!
-//! | operation | context |
-//! |---|---|
-//! | [`KmemCache::new`], dropping a [`KmemCache`] | process, may sleep |
-//! | [`CacheRegistration::new`], dropping a [`CacheRegistration`] | process, may sleep |
-//! | single allocation ([`Cache::alloc`], [`Cache::alloc_uninit`], [`Cache::alloc_node`]) | whatever the GFP flags allow: `GFP_KERNEL` may sleep, `GFP_ATOMIC`/`GFP_NOWAIT` do not |
-//! | dropping an [`Obj`] or a `Box<T, C>` of a [`StaticCache`] | any but NMI (`kmem_cache_free` is not NMI-safe) |
-//! | allocating a `Box<T, C>` | as single allocation |
-//! | bulk allocation ([`Cache::alloc_bulk`], [`Cache::alloc_bulk_in`], [`ObjBatch::alloc`], ...) | as the GFP flags allow, and IRQs enabled |
-//! | bulk free ([`ObjBatch::free`], [`FreeBatch`], dropping an [`ObjBatch`] or an [`ObjSlice`]) | IRQs enabled |
+//! - [`KmemCache::new`], dropping a [`KmemCache`]: process, may sleep.
+//! - [`CacheRegistration::new`], dropping a [`CacheRegistration`]: process, may sleep.
+//! - Single allocation ([`Cache::alloc`], [`Cache::alloc_uninit`], [`Cache::alloc_node`]), and
+//!   allocating a `Box<T, C>`: whatever the GFP flags allow (`GFP_KERNEL` may sleep,
+//!   `GFP_ATOMIC`/`GFP_NOWAIT` do not).
+//! - Dropping an [`Obj`] or a `Box<T, C>` of a [`StaticCache`]: any but NMI
+//!   (`kmem_cache_free` is not NMI-safe).
+//! - Bulk allocation ([`Cache::alloc_bulk`], [`Cache::alloc_bulk_in`], [`ObjBatch::alloc`],
+//!   ...): as the GFP flags allow, and IRQs enabled.
+//! - Bulk free ([`ObjBatch::free`], [`FreeBatch`], dropping an [`ObjBatch`] or an
+//!   [`ObjSlice`]): IRQs enabled.
 //!
 //! The IRQ rule of the bulk functions is the C API's ("interrupts must be enabled when calling
 //! this function"). The types cannot prove it; lockdep checks it when `CONFIG_PROVE_LOCKING` is

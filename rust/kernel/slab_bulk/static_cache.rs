@@ -223,7 +223,8 @@ impl fmt::Debug for CacheSlot {
 ///
 /// kernel::static_cache! {
 ///     /// Requests in flight.
-///     struct RequestCache(Request) = c"rfl_request", CacheFlags::HWCACHE_ALIGN | CacheFlags::NO_MERGE;
+///     struct RequestCache(Request) =
+///         c"rfl_request", CacheFlags::HWCACHE_ALIGN | CacheFlags::NO_MERGE;
 /// }
 ///
 /// assert_eq!(RequestCache::NAME, c"rfl_request");
