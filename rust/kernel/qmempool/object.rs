@@ -65,6 +65,7 @@ impl<'p, T, const L: usize, const S: usize, const B: usize> PoolObj<'p, T, L, S,
     #[inline]
     pub(super) fn into_free(self, pool: &QMemPool<'_, T, L, S, B>) -> Option<Raw<T>> {
         if !ptr::addr_eq(self.pool, pool) {
+            self.drop_elsewhere();
             return None;
         }
         let this = ManuallyDrop::new(self);
@@ -76,6 +77,16 @@ impl<'p, T, const L: usize, const S: usize, const B: usize> PoolObj<'p, T, L, S,
         // should its `drop` panic, `home` gives the memory back to the pool.
         unsafe { ptr::drop_in_place(this.ptr.as_ptr()) };
         home.defuse()
+    }
+
+    /// Drops an object that [`PoolObj::into_free`] was given for another pool, the usual way
+    /// (back to its own pool, with a guard made for the call). Out of line and cold: freeing into
+    /// the wrong pool is the caller's slip, and inlined, this path's calls take registers from
+    /// the loop of every `free_in` caller.
+    #[cold]
+    #[inline(never)]
+    fn drop_elsewhere(self) {
+        drop(self);
     }
 }
 
