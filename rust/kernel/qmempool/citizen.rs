@@ -74,7 +74,7 @@ mod kernel {
         let new = unsafe {
             bindings::__cpuhp_setup_state(
                 bindings::cpuhp_state_CPUHP_BP_PREPARE_DYN,
-                c"rust/qmempool:dead".as_ptr().cast(),
+                c"rust/qmempool:dead".to_bytes_with_nul().as_ptr().cast(),
                 false,
                 None,
                 Some(teardown),
@@ -193,7 +193,9 @@ mod kernel {
             })?;
             // SAFETY: The flags and format are valid (no memcg or NUMA awareness, a name
             // without conversions); process context.
-            let shrinker = unsafe { bindings::shrinker_alloc(0, c"rust-qmempool".as_ptr().cast()) };
+            let shrinker = unsafe {
+                bindings::shrinker_alloc(0, c"rust-qmempool".to_bytes_with_nul().as_ptr().cast())
+            };
             let shrinker = NonNull::new(shrinker).ok_or(ENOMEM)?;
             let mut this = match KBox::new(
                 Self {
@@ -227,7 +229,7 @@ mod kernel {
                         w.work.get(),
                         Some(Self::drain_work),
                         false,
-                        c"rust_qmempool_drain".as_ptr().cast(),
+                        c"rust_qmempool_drain".to_bytes_with_nul().as_ptr().cast(),
                         ptr::addr_of_mut!(KEY),
                     )
                 };
