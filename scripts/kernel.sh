@@ -60,16 +60,7 @@ if [ "$(cat "$BUILD/$kind/.config-stamp" 2>/dev/null)" != "$stamp" ] || [ ! -f "
 		cd $G_TREE && scripts/kconfig/merge_config.sh -m -O $out $out/.config \
 			$(printf "$G_PROJECT/%s " "${fragments[@]}") >/dev/null &&
 		$mk -s olddefconfig >/dev/null"
-	# Every line of the fragment must have survived olddefconfig: a dropped option is a
-	# broken dependency, which would silently test or measure the wrong kernel.
-	missing=$( (cd "$PROJECT" && cat "${fragments[@]}") | grep -E '^CONFIG_' | while read -r line; do
-		opt=${line%%=*} val=${line#*=}
-		if [ "$val" = n ]; then
-			grep -qE "^$opt=" "$BUILD/$kind/.config" && echo "$line"
-		else
-			grep -qxF "$line" "$BUILD/$kind/.config" || echo "$line"
-		fi
-	done || true)
+	missing=$(missing_options "$BUILD/$kind/.config" "${fragments[@]}")
 	[ -z "$missing" ] || die "$KVER $kind: options not set as asked (dependencies?):
 $missing"
 	echo "$stamp" >"$BUILD/$kind/.config-stamp"

@@ -34,6 +34,22 @@ host_cpu_id() {
 		"$(field stepping) microcode $(field microcode), '$(field 'model name')', flags:${flags:- none}"
 }
 
+# missing_options CONFIG FRAGMENT...: the lines of the fragments (paths from the project's top)
+# that CONFIG does not have as asked (an option set to n must be absent): a dropped option is a
+# broken dependency, which would silently test or measure the wrong kernel.
+missing_options() {
+	local config=$1
+	shift
+	(cd "$PROJECT" && cat "$@") | grep -E '^CONFIG_' | while read -r line; do
+		opt=${line%%=*} val=${line#*=}
+		if [ "$val" = n ]; then
+			grep -qE "^$opt=" "$config" && echo "$line"
+		else
+			grep -qxF "$line" "$config" || echo "$line"
+		fi
+	done || true
+}
+
 log() { printf '[%s] %s\n' "$(date +%H:%M:%S)" "$*" >&2; }
 die() { printf 'error: %s\n' "$*" >&2; exit 1; }
 

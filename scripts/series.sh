@@ -272,14 +272,7 @@ check() {
 		build "${p##*/}"
 	done
 	# As scripts/kernel.sh: every option of the fragments took, so the build covered it all.
-	missing=$( (cd "$PROJECT" && cat "${fragments[@]}") | grep -E '^CONFIG_' | while read -r line; do
-		opt=${line%%=*} val=${line#*=}
-		if [ "$val" = n ]; then
-			grep -qE "^$opt=" "$dir/build/.config" && echo "$line"
-		else
-			grep -qxF "$line" "$dir/build/.config" || echo "$line"
-		fi
-	done || true)
+	missing=$(missing_options "$dir/build/.config" "${fragments[@]}")
 	[ -z "$missing" ] || die "$KVER $kind: options not set after the last patch:
 $missing"
 	echo "$KVER: the series applies with git am and $kind builds after each of its" \
