@@ -72,6 +72,8 @@
 //! used, and stays loaded; unload it with `rmmod`.
 
 use core::ffi::{c_int, c_ulong, c_void};
+use core::mem::size_of;
+use core::ops::{Deref, DerefMut};
 use core::ptr;
 use kernel::alf_queue::{Batch, MpmcQueue, SpscQueue};
 use kernel::prelude::*;
@@ -227,9 +229,50 @@ struct Setting {
     c_spsc: CRing,
     ptr_ring: CRing,
     /// The elements, for the single-operation loops and for `ptr_ring`.
-    items: KBox<[Item; MAX_BULK]>,
+    items: KBox<MidPage<[Item; MAX_BULK]>>,
     /// The elements, for the bulk loops.
-    batch: KBox<Batch<Item, MAX_BULK>>,
+    batch: KBox<MidPage<Batch<Item, MAX_BULK>>>,
+}
+
+/// A `T` 1 KiB into a page.
+///
+/// `kmalloc` aligns an allocation of 2-4 KiB to a page, as it does the queues (larger powers of
+/// two), whose indices all sit in their first 256 bytes. Elements stored at the page offset of
+/// an index that the next call loads are 4K aliasing on Intel cores: the load waits as if it
+/// depended on the store, in every call. Elements in the middle of a page are at the same
+/// distance from the indices of every queue, ours and the C's, in every set of data
+/// (docs/benchmarks.md, "alf_queue in the kernel").
+#[repr(C)]
+struct MidPage<T> {
+    _below: [u8; 1024],
+    value: T,
+}
+
+impl<T> MidPage<T> {
+    fn new(value: T) -> Self {
+        Self {
+            _below: [0; 1024],
+            value,
+        }
+    }
+}
+
+// Both uses fall in `kmalloc`'s 4 KiB size class, whose objects are page-aligned.
+const _: () = assert!(size_of::<MidPage<Batch<Item, MAX_BULK>>>() <= 4096);
+const _: () = assert!(size_of::<MidPage<[Item; MAX_BULK]>>() > 2048);
+
+impl<T> Deref for MidPage<T> {
+    type Target = T;
+
+    fn deref(&self) -> &T {
+        &self.value
+    }
+}
+
+impl<T> DerefMut for MidPage<T> {
+    fn deref_mut(&mut self) -> &mut T {
+        &mut self.value
+    }
 }
 
 impl Setting {
@@ -242,14 +285,14 @@ impl Setting {
         SpscQueue::init_in_place(&mut spsc);
         // SAFETY: `init_in_place` initialised the queue.
         let spsc = unsafe { spsc.assume_init() };
-        let mut items = KBox::new([ptr::null_mut(); MAX_BULK], GFP_KERNEL)?;
+        let mut items = KBox::new(MidPage::new([ptr::null_mut(); MAX_BULK]), GFP_KERNEL)?;
         // The elements point into their own array: real, distinct, non-NULL pointers (ptr_ring
         // takes NULL for an empty entry), never dereferenced.
         let base: *mut Item = items.as_mut_ptr();
         for (i, item) in items.iter_mut().enumerate() {
             *item = base.wrapping_add(i).cast();
         }
-        let batch = KBox::new(Batch::new(), GFP_KERNEL)?;
+        let batch = KBox::new(MidPage::new(Batch::new()), GFP_KERNEL)?;
         // SAFETY: Process context (module init), where the C constructors may allocate with
         // `GFP_KERNEL`; each ring gets its constructor's destructor.
         let c_mpmc = unsafe {

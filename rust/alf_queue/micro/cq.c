@@ -21,7 +21,8 @@ typedef unsigned int u32;
 #define min(a, b) ((a) < (b) ? (a) : (b))
 #define __always_inline inline __attribute__((always_inline))
 #define GFP_KERNEL 0
-#define kzalloc(sz, f) aligned_alloc(64, ((sz) + 63) & ~63UL)
+/* Page-aligned, as kmalloc() places the queue (a power-of-two size) in the kernel. */
+#define kzalloc(sz, f) aligned_alloc(4096, ((sz) + 4095) & ~4095UL)
 #define kfree free
 #define struct_size(q, f, n) (sizeof(*(q)) + (n) * sizeof(void *))
 #define is_power_of_2(n) ((n) && !((n) & ((n) - 1)))
