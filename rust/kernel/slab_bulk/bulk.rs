@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 
 //! Objects of one bulk allocation or free, between the C call and the container that owns
-//! them: what [`ObjBatch`] and [`ObjSlice`] share.
+//! them: what [`ObjArray`] and [`ObjSlice`] share.
 //!
-//! [`ObjBatch`]: super::ObjBatch
+//! [`ObjArray`]: super::ObjArray
 //! [`ObjSlice`]: super::ObjSlice
 
 use super::cache::Cache;

@@ -17,11 +17,11 @@
 //!   cannot be destroyed while any of its objects is alive.
 //! - [`Obj<'c, T>`] is one object, freed to its own cache when dropped. `Obj<'c, MaybeUninit<T>>`
 //!   is an uninitialised one: it can be written or freed, never read.
-//! - [`ObjBatch<'c, T, N>`] holds up to `N` objects in the pointer array the C bulk functions
+//! - [`ObjArray<'c, T, N>`] holds up to `N` objects in the pointer array the C bulk functions
 //!   take, filled by one bulk allocation and freed by one bulk free (also when dropped).
 //! - [`ObjSlice<'a, T>`] is the objects of one bulk allocation into an array the caller lends
 //!   ([`Cache::alloc_bulk_in`]), freed in bulk when dropped: the C API's shape, and its cost.
-//!   Both it and [`ObjBatch`] dereference to [`Objs<T>`], references to their objects.
+//!   Both it and [`ObjArray`] dereference to [`Objs<T>`], references to their objects.
 //! - [`FreeBatch<'c, T, N>`] gathers objects one at a time and frees them in bulk, the pattern
 //!   of a NIC's TX completion.
 //! - [`static_cache!`] declares a cache for the life of a module, named by a zero-sized type
@@ -76,9 +76,9 @@
 //!   `GFP_ATOMIC`/`GFP_NOWAIT` do not).
 //! - Dropping an [`Obj`] or a `Box<T, C>` of a [`StaticCache`]: any but NMI
 //!   (`kmem_cache_free` is not NMI-safe).
-//! - Bulk allocation ([`Cache::alloc_bulk`], [`Cache::alloc_bulk_in`], [`ObjBatch::alloc`],
+//! - Bulk allocation ([`Cache::alloc_bulk`], [`Cache::alloc_bulk_in`], [`ObjArray::alloc`],
 //!   ...): as the GFP flags allow, and IRQs enabled.
-//! - Bulk free ([`ObjBatch::free`], [`FreeBatch`], dropping an [`ObjBatch`] or an
+//! - Bulk free ([`ObjArray::free`], [`FreeBatch`], dropping an [`ObjArray`] or an
 //!   [`ObjSlice`]): IRQs enabled.
 //!
 //! The IRQ rule of the bulk functions is the C API's ("interrupts must be enabled when calling
@@ -100,11 +100,11 @@
 //! of more than a batch's room; a zero-sized or oversized `T`); so are a bad cache name and a
 //! node that is neither a node id below `MAX_NUMNODES` nor [`NUMA_NO_NODE`].
 
-mod batch;
 mod bulk;
 mod cache;
 mod ffi;
 mod free_batch;
+mod obj_array;
 mod obj_slice;
 mod object;
 mod objs;
@@ -134,7 +134,7 @@ mod kunit_suite {
 ))]
 pub(crate) mod selftest;
 
-pub use self::batch::ObjBatch;
+pub use self::obj_array::ObjArray;
 
 /// No NUMA node preference, for [`Cache::alloc_node`] (C's `NUMA_NO_NODE`).
 pub const NUMA_NO_NODE: i32 = ffi::NUMA_NO_NODE;

@@ -27,11 +27,11 @@ pub type ObjSlot<T> = MaybeUninit<NonNull<T>>;
 /// keeps all three in registers across the C calls (which can write only the array), so that
 /// allocating and freeing in bulk compiles to the two C calls and the test of the first one's
 /// result, as the same code in C does. It dereferences to [`Objs`], for access to the objects.
-/// An [`ObjBatch`] holds its array itself, with its length and cache beside it, so the compiler
+/// An [`ObjArray`] holds its array itself, with its length and cache beside it, so the compiler
 /// must read those back after every call that was handed the array; it can grow, shrink and
 /// move objects in and out, which an `ObjSlice` cannot.
 ///
-/// [`ObjBatch`]: super::ObjBatch
+/// [`ObjArray`]: super::ObjArray
 ///
 /// Context: bulk allocation and bulk free must be called with IRQs enabled (checked by lockdep
 /// when `CONFIG_PROVE_LOCKING` is set); allocation may sleep if `flags` allow it.

@@ -4,13 +4,13 @@
 
 use core::ptr::{self, NonNull};
 
-/// The objects an [`ObjBatch`] or an [`ObjSlice`] owns, reached through a borrow of their owner:
+/// The objects an [`ObjArray`] or an [`ObjSlice`] owns, reached through a borrow of their owner:
 /// both dereference to it, as a `Vec` does to a slice.
 ///
 /// It gives references to the objects, never access to their pointers: a borrow of it cannot
 /// put an object of another cache, or a freed one, in the owner's array.
 ///
-/// [`ObjBatch`]: super::ObjBatch
+/// [`ObjArray`]: super::ObjArray
 /// [`ObjSlice`]: super::ObjSlice
 ///
 /// # Invariants

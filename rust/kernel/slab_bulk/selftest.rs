@@ -14,7 +14,7 @@
 //! the middle of a bulk request therefore needs `fail_page_alloc` to refuse every page: for the
 //! test's own task only, through `task-filter` and `make_it_fail` ([`bulk_fault_positions`]).
 
-use super::{Cache, CacheFlags, FreeBatch, KmemCache, Obj, ObjBatch, StaticCache, NUMA_NO_NODE};
+use super::{Cache, CacheFlags, FreeBatch, KmemCache, Obj, ObjArray, StaticCache, NUMA_NO_NODE};
 use crate::alloc::flags::GFP_KERNEL;
 #[cfg(all(CONFIG_FAILSLAB, CONFIG_FAIL_PAGE_ALLOC))]
 use crate::alloc::flags::GFP_NOWAIT;
@@ -181,7 +181,7 @@ pub(crate) fn bulk_every_size() {
     };
     // Every size; under Miri (the twin's `make miri`), which is slow, every seventh.
     for n in (1..=CAP).step_by(if cfg!(miri) { 7 } else { 1 }) {
-        let mut batch = ObjBatch::<'_, Obj256, CAP>::new(&cache);
+        let mut batch = ObjArray::<'_, Obj256, CAP>::new(&cache);
         check!(batch.alloc_with(n, GFP_KERNEL, |i| [i as u64; 32]).is_ok());
         check!(batch.len() == n);
         check!(in_use(&cache) == n);
@@ -252,7 +252,7 @@ pub(crate) fn bulk_size_errors() {
         check!(false);
         return;
     };
-    let mut batch = ObjBatch::<'_, MaybeUninit<u64>, 8>::new(cache.uninit());
+    let mut batch = ObjArray::<'_, MaybeUninit<u64>, 8>::new(cache.uninit());
     check!(batch.alloc(0, GFP_KERNEL) == Err(EINVAL));
     check!(batch.alloc(9, GFP_KERNEL) == Err(EINVAL));
     check!(batch.alloc(5, GFP_KERNEL).is_ok());
@@ -292,8 +292,8 @@ pub(crate) fn every_drop_path() {
     }
     check!(dropped() == 2 && in_use(&cache) == 0);
 
-    // `ObjBatch::free`, the batch dropped, `pop` then the object dropped.
-    let mut batch = ObjBatch::<'_, Counted<'_>, 16>::new(&cache);
+    // `ObjArray::free`, the batch dropped, `pop` then the object dropped.
+    let mut batch = ObjArray::<'_, Counted<'_>, 16>::new(&cache);
     check!(batch.alloc_with(16, GFP_KERNEL, new).is_ok());
     check!(batch.get(15).map(|c| c.value) == Some(15));
     batch.free();
@@ -349,7 +349,7 @@ pub(crate) fn foreign_objects() {
         check!(false);
         return;
     };
-    let mut batch = ObjBatch::<'_, u64, 2>::new(&a);
+    let mut batch = ObjArray::<'_, u64, 2>::new(&a);
     let (Ok(from_a), Ok(from_b)) = (a.alloc(1, GFP_KERNEL), b.alloc(2, GFP_KERNEL)) else {
         check!(false);
         return;
@@ -464,7 +464,7 @@ pub(crate) fn zeroed_allocations() {
 
     // Bulk appended to a batch that holds dirty objects.
     dirty(&cache);
-    let mut batch = ObjBatch::<'_, MaybeUninit<Bytes>, { 2 * N }>::new(cache.uninit());
+    let mut batch = ObjArray::<'_, MaybeUninit<Bytes>, { 2 * N }>::new(cache.uninit());
     check!(batch.alloc(N, GFP_KERNEL).is_ok());
     for obj in batch.iter_mut() {
         obj.write(DIRTY);
@@ -679,7 +679,7 @@ pub(crate) fn static_cache_rules() {
         return;
     };
     check!(*kept == 9 && in_use(&reg) == 1);
-    let mut batch = ObjBatch::<'_, u64, 4>::new(&reg);
+    let mut batch = ObjArray::<'_, u64, 4>::new(&reg);
     check!(batch.push(reg.to_obj(kept)).is_ok());
     check!(batch.get(0) == Some(&9));
     batch.free();
@@ -957,8 +957,8 @@ fn bulk<T, const N: usize>(
     cache: &Cache<T>,
     n: usize,
     flags: crate::alloc::Flags,
-) -> (ObjBatch<'_, MaybeUninit<T>, N>, crate::error::Result) {
-    let mut batch = ObjBatch::new(cache.uninit());
+) -> (ObjArray<'_, MaybeUninit<T>, N>, crate::error::Result) {
+    let mut batch = ObjArray::new(cache.uninit());
     let result = batch.alloc(n, flags);
     // A failure leaves the batch as it was: empty.
     check!(result.is_ok() || batch.is_empty());
@@ -1003,8 +1003,8 @@ pub(crate) fn bulk_fault_nth() {
                 check!(false);
                 return;
             };
-            let mut batches = ObjBatch::<'_, MaybeUninit<u64>, 128>::new(cache.uninit());
-            let mut singles = ObjBatch::<'_, MaybeUninit<u64>, 8>::new(cache.uninit());
+            let mut batches = ObjArray::<'_, MaybeUninit<u64>, 128>::new(cache.uninit());
+            let mut singles = ObjArray::<'_, MaybeUninit<u64>, 8>::new(cache.uninit());
             let (mut expected, mut failures) = (0, 0);
             // `GFP_NOWAIT`: `failslab` ignores requests that may reclaim.
             set_fail_nth(nth);
@@ -1136,7 +1136,7 @@ pub(crate) fn bulk_fault_positions() {
         // the task marked, SLUB's first try at an order above the minimum drops
         // `__GFP_DIRECT_RECLAIM`, fails, and falls back to one-object slabs) and leave `k`
         // objects of it on the per-CPU freelist.
-        let mut singles = ObjBatch::<'_, MaybeUninit<Mid>, 64>::new(cache.uninit());
+        let mut singles = ObjArray::<'_, MaybeUninit<Mid>, 64>::new(cache.uninit());
         let taken = if k == 0 { 0 } else { per_slab - k };
         while singles.len() < taken {
             let Ok(obj) = cache.alloc_uninit(GFP_KERNEL) else {

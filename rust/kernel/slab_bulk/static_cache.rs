@@ -40,7 +40,7 @@
 //!
 //! A driver uses `Box<T, C>` for objects it keeps (`Box::new`, `Box::pin`, `ForeignOwnable`,
 //! whatever takes an allocator), and the registration's [`Cache`] for the bulk API: batches
-//! ([`ObjBatch`], [`FreeBatch`], [`Cache::alloc_bulk_in`]) of borrowed [`Obj`]s.
+//! ([`ObjArray`], [`FreeBatch`], [`Cache::alloc_bulk_in`]) of borrowed [`Obj`]s.
 //! [`CacheRegistration::keep`] turns an object of a bulk allocation into a `Box<T, C>`, and
 //! [`CacheRegistration::to_obj`] a `Box<T, C>` back into an [`Obj`], to be freed in bulk.
 //!
@@ -93,14 +93,14 @@
 //! - A slot is registered once per boot: a second registration, also after the first was
 //!   dropped, is `EBUSY`, as objects that outlived the first would otherwise be freed to the new
 //!   cache, or be given back to its batches.
-//! - No `&'static Cache<T>` is ever handed out: with one, an empty [`ObjBatch`] or a copied
+//! - No `&'static Cache<T>` is ever handed out: with one, an empty [`ObjArray`] or a copied
 //!   reference could allocate after a successful destroy.
 //!
 //! The rule left is the one every module already follows for its code: a `Box<T, C>` must be
 //! dropped before the module's code goes (its drop is that code). Keep the registration in the
 //! module's state, dropped at module exit, after the work that holds objects has stopped.
 //!
-//! [`ObjBatch`]: super::ObjBatch
+//! [`ObjArray`]: super::ObjArray
 //! [`FreeBatch`]: super::FreeBatch
 //! [`Allocator`]: crate::alloc::Allocator
 //! [`static_cache!`]: crate::static_cache
@@ -267,7 +267,7 @@ macro_rules! static_cache {
 /// The cache of a [`StaticCache`] `C`, created in `C`'s slot, destroyed when dropped.
 ///
 /// It dereferences to [`Cache<C::Item>`], so every API of borrowed objects and batches works on
-/// it ([`Cache::alloc`], [`Cache::alloc_bulk_with`], [`ObjBatch`], [`FreeBatch`]); objects to
+/// it ([`Cache::alloc`], [`Cache::alloc_bulk_with`], [`ObjArray`], [`FreeBatch`]); objects to
 /// keep beyond a borrow are `Box<C::Item, C>`s (`Box::new`, or [`CacheRegistration::keep`] of a
 /// borrowed one), and go back to borrowed ones with [`CacheRegistration::to_obj`].
 ///
@@ -275,7 +275,7 @@ macro_rules! static_cache {
 ///
 /// Context: creating and dropping a registration may sleep (process context only).
 ///
-/// [`ObjBatch`]: super::ObjBatch
+/// [`ObjArray`]: super::ObjArray
 /// [`FreeBatch`]: super::FreeBatch
 ///
 /// # Invariants
@@ -382,9 +382,9 @@ impl<C: StaticCache> CacheRegistration<C> {
     /// Keeps `obj` beyond the borrow of its cache as a `Box<C::Item, C>`, if it is an object
     /// of this registration's cache (one compare); hands it back otherwise.
     ///
-    /// This is how objects from bulk allocations ([`ObjBatch::pop`], say) are kept.
+    /// This is how objects from bulk allocations ([`ObjArray::pop`], say) are kept.
     ///
-    /// [`ObjBatch::pop`]: super::ObjBatch::pop
+    /// [`ObjArray::pop`]: super::ObjArray::pop
     #[inline]
     pub fn keep<'a>(&self, obj: Obj<'a, C::Item>) -> Result<Box<C::Item, C>, Obj<'a, C::Item>> {
         if !ptr::eq(obj.cache(), &**self) {
