@@ -62,7 +62,7 @@
 //! let _ = batch.push(b.alloc(1, GFP_KERNEL).unwrap());
 //! ```
 //!
-//! Touching the array lent to a bulk allocation while its objects are alive (the `ObjSlice`
+//! Touching the array lent to a bulk allocation while its objects are alive (the `SlotObjs`
 //! borrows it until it is dropped):
 //!
 //! ```compile_fail,E0506

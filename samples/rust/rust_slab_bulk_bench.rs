@@ -12,7 +12,7 @@
 //! - `ours_single`: [`Cache::alloc_uninit`] `n` times into an array of `Option<Obj>`, then each
 //!   taken out and dropped (`kernel::slab_bulk`, one object at a time: the objects are kept the
 //!   way `raw_single` keeps its pointers, so that the two differ in the single path only);
-//! - `ours_bulk`: [`Cache::alloc_bulk_in`] into an array of `n` slots, the `ObjSlice` it
+//! - `ours_bulk`: [`Cache::alloc_bulk_in`] into an array of `n` slots, the `SlotObjs` it
 //!   returns dropped (`kernel::slab_bulk` in the C API's shape: the caller's array);
 //! - `ours_batch`: [`ObjArray::alloc`] and [`ObjArray::free`] (`kernel::slab_bulk`, objects in an
 //!   array of their own, as a pool or a driver's ring keeps one);

@@ -205,7 +205,7 @@ fn alloc_bulk_with_init_panics() {
     assert_eq!(in_use(&cache), 0);
 }
 
-/// `Cache::alloc_bulk_in` then `ObjSlice::init_with` whose init closure panics: the values made
+/// `Cache::alloc_bulk_in` then `SlotObjs::init_with` whose init closure panics: the values made
 /// before the panic are dropped, every object freed, and the lent array is free again.
 #[test]
 fn slice_init_panics() {
@@ -229,7 +229,7 @@ fn slice_init_panics() {
     assert_eq!(in_use(&cache), 0);
 }
 
-/// An `ObjSlice` dropped with a panicking `T::drop`: every value dropped once (the others'
+/// A `SlotObjs` dropped with a panicking `T::drop`: every value dropped once (the others'
 /// drops still run), every object freed once.
 #[test]
 fn slice_drop_panics() {

@@ -19,7 +19,7 @@
 //!   is an uninitialised one: it can be written or freed, never read.
 //! - [`ObjArray<'c, T, N>`] holds up to `N` objects in the pointer array the C bulk functions
 //!   take, filled by one bulk allocation and freed by one bulk free (also when dropped).
-//! - [`ObjSlice<'a, T>`] is the objects of one bulk allocation into an array the caller lends
+//! - [`SlotObjs<'a, T>`] is the objects of one bulk allocation into an array the caller lends
 //!   ([`Cache::alloc_bulk_in`]), freed in bulk when dropped: the C API's shape, and its cost.
 //!   Both it and [`ObjArray`] dereference to [`Objs<T>`], references to their objects.
 //! - [`FreeBatch<'c, T, N>`] gathers objects one at a time and frees them in bulk, the pattern
@@ -34,7 +34,7 @@
 //! A driver declares its cache with [`static_cache!`], registers it in its init and keeps the
 //! registration in its state, dropped at exit. Objects it keeps are `Box<T, C>`
 //! (`kernel::alloc::Box`, allocated with `Box::new`); objects of a bulk round are the
-//! registration's [`Obj`]s, batches and slices, and [`CacheRegistration::keep`] and
+//! registration's [`Obj`]s, [`ObjArray`]s and [`SlotObjs`], and [`CacheRegistration::keep`] and
 //! [`CacheRegistration::to_obj`] move an object between the two. [`KmemCache`] is for a cache
 //! that lives shorter than its module (a test, a benchmark), whose objects the borrow checker
 //! then keeps from outliving it.
@@ -79,7 +79,7 @@
 //! - Bulk allocation ([`Cache::alloc_bulk`], [`Cache::alloc_bulk_in`], [`ObjArray::alloc`],
 //!   ...): as the GFP flags allow, and IRQs enabled.
 //! - Bulk free ([`ObjArray::free`], [`FreeBatch`], dropping an [`ObjArray`] or an
-//!   [`ObjSlice`]): IRQs enabled.
+//!   [`SlotObjs`]): IRQs enabled.
 //!
 //! The IRQ rule of the bulk functions is the C API's ("interrupts must be enabled when calling
 //! this function"). The types cannot prove it; lockdep checks it when `CONFIG_PROVE_LOCKING` is
@@ -105,9 +105,9 @@ mod cache;
 mod ffi;
 mod free_batch;
 mod obj_array;
-mod obj_slice;
 mod object;
 mod objs;
+mod slot_objs;
 mod static_cache;
 
 // The KUnit glue of this module's and `qmempool`'s `selftest` lists.
@@ -140,7 +140,7 @@ pub use self::obj_array::ObjArray;
 pub const NUMA_NO_NODE: i32 = ffi::NUMA_NO_NODE;
 pub use self::cache::{Cache, CacheFlags, KmemCache, MAX_NAME_LEN};
 pub use self::free_batch::FreeBatch;
-pub use self::obj_slice::{ObjSlice, ObjSlot};
 pub use self::object::Obj;
 pub use self::objs::Objs;
+pub use self::slot_objs::{ObjSlot, SlotObjs};
 pub use self::static_cache::{CacheRegistration, CacheSlot, StaticCache};

@@ -1,17 +1,17 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! [`Objs`]: the objects of a batch or of an `ObjSlice`, seen as a slice.
+//! [`Objs`]: the objects of an `ObjArray` or of a `SlotObjs`, seen as a slice.
 
 use core::ptr::{self, NonNull};
 
-/// The objects an [`ObjArray`] or an [`ObjSlice`] owns, reached through a borrow of their owner:
+/// The objects an [`ObjArray`] or a [`SlotObjs`] owns, reached through a borrow of their owner:
 /// both dereference to it, as a `Vec` does to a slice.
 ///
 /// It gives references to the objects, never access to their pointers: a borrow of it cannot
 /// put an object of another cache, or a freed one, in the owner's array.
 ///
 /// [`ObjArray`]: super::ObjArray
-/// [`ObjSlice`]: super::ObjSlice
+/// [`SlotObjs`]: super::SlotObjs
 ///
 /// # Invariants
 ///

@@ -214,7 +214,7 @@ pub(crate) fn bulk_every_size() {
 }
 
 /// Bulk allocation into a lent array ([`Cache::alloc_bulk_in`]) at every size from 1 to `CAP`,
-/// the objects initialised and read back and freed with the [`super::ObjSlice`]; an empty array
+/// the objects initialised and read back and freed with the [`super::SlotObjs`]; an empty array
 /// is `EINVAL` and allocates nothing.
 pub(crate) fn bulk_in_every_size() {
     let Ok(cache) = KmemCache::<Obj256>::new(c"rust_slab_bulk_in", CacheFlags::NO_MERGE) else {
@@ -330,7 +330,7 @@ pub(crate) fn every_drop_path() {
     drop(done);
     check!(dropped() == 53 && in_use(&cache) == 0);
 
-    // An `ObjSlice`, initialised, then dropped.
+    // A `SlotObjs`, initialised, then dropped.
     let mut slots = [MaybeUninit::uninit(); 8];
     if let Ok(objs) = cache.alloc_bulk_in(&mut slots, GFP_KERNEL) {
         let objs = objs.init_with(new);

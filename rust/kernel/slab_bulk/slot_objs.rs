@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! [`ObjSlice`]: objects of one cache, allocated in bulk into an array the caller lends.
+//! [`SlotObjs`]: objects of one cache, allocated in bulk into an array the caller lends.
 
 use super::bulk::{alloc_objects, free_objects, init_objects};
 use super::cache::Cache;
@@ -14,7 +14,7 @@ use core::ptr::NonNull;
 use core::slice;
 
 /// One entry of the array that [`Cache::alloc_bulk_in`] fills: room for an object pointer,
-/// meaningless before the allocation and after the [`ObjSlice`] is gone.
+/// meaningless before the allocation and after the [`SlotObjs`] is gone.
 pub type ObjSlot<T> = MaybeUninit<NonNull<T>>;
 
 /// Objects of the cache `'a`, allocated with one `kmem_cache_alloc_bulk` into an array of
@@ -22,14 +22,14 @@ pub type ObjSlot<T> = MaybeUninit<NonNull<T>>;
 /// `kmem_cache_free_bulk` when dropped.
 ///
 /// This is the C API's own shape: a caller's array, filled by the bulk allocation and handed
-/// to the bulk free. The `ObjSlice` itself holds the cache, the array's address and the number
+/// to the bulk free. The `SlotObjs` itself holds the cache, the array's address and the number
 /// of objects, apart from the array. As a local variable, which is what it is meant to be, it
 /// keeps all three in registers across the C calls (which can write only the array), so that
 /// allocating and freeing in bulk compiles to the two C calls and the test of the first one's
 /// result, as the same code in C does. It dereferences to [`Objs`], for access to the objects.
 /// An [`ObjArray`] holds its array itself, with its length and cache beside it, so the compiler
 /// must read those back after every call that was handed the array; it can grow, shrink and
-/// move objects in and out, which an `ObjSlice` cannot.
+/// move objects in and out, which a `SlotObjs` cannot.
 ///
 /// [`ObjArray`]: super::ObjArray
 ///
@@ -38,7 +38,7 @@ pub type ObjSlot<T> = MaybeUninit<NonNull<T>>;
 ///
 /// # Invariants
 ///
-/// `objs[..len]` are distinct live objects of `cache`, owned by the `ObjSlice`, each holding a
+/// `objs[..len]` are distinct live objects of `cache`, owned by the `SlotObjs`, each holding a
 /// valid `T`; the array is borrowed mutably for `'a` and `len` is its length.
 ///
 /// # Examples
@@ -67,19 +67,19 @@ pub type ObjSlot<T> = MaybeUninit<NonNull<T>>;
 /// assert_eq!(cache.alloc_bulk_in(&mut slots[..0], GFP_KERNEL).err(), Some(EINVAL));
 /// # Ok::<(), Error>(())
 /// ```
-pub struct ObjSlice<'a, T> {
+pub struct SlotObjs<'a, T> {
     cache: &'a Cache<T>,
     objs: NonNull<NonNull<T>>,
     len: usize,
     _slots: PhantomData<&'a mut [NonNull<T>]>,
 }
 
-// SAFETY: The `ObjSlice` owns its `T`s (see `Obj`'s `Send`) and borrows its array uniquely.
-unsafe impl<T: Send> Send for ObjSlice<'_, T> {}
-// SAFETY: `&ObjSlice` only gives `&T`.
-unsafe impl<T: Sync> Sync for ObjSlice<'_, T> {}
+// SAFETY: The `SlotObjs` owns its `T`s (see `Obj`'s `Send`) and borrows its array uniquely.
+unsafe impl<T: Send> Send for SlotObjs<'_, T> {}
+// SAFETY: `&SlotObjs` only gives `&T`.
+unsafe impl<T: Sync> Sync for SlotObjs<'_, T> {}
 
-/// The constructor of [`ObjSlice`]s: a bulk allocation into the caller's array.
+/// The constructor of [`SlotObjs`]: a bulk allocation into the caller's array.
 impl<T> Cache<T> {
     /// Allocates `slots.len()` uninitialised objects in one bulk call, into `slots`.
     ///
@@ -91,7 +91,7 @@ impl<T> Cache<T> {
         &'a self,
         slots: &'a mut [ObjSlot<T>],
         flags: Flags,
-    ) -> Result<ObjSlice<'a, MaybeUninit<T>>> {
+    ) -> Result<SlotObjs<'a, MaybeUninit<T>>> {
         let len = slots.len();
         if len == 0 {
             return Err(EINVAL);
@@ -101,7 +101,7 @@ impl<T> Cache<T> {
         unsafe { alloc_objects(self.uninit(), flags, len, objs.as_ptr()) }?;
         // INVARIANT: `len` new distinct live objects of the cache in the borrowed array, owned by
         // nobody else; `MaybeUninit<T>` accepts any content.
-        Ok(ObjSlice {
+        Ok(SlotObjs {
             cache: self.uninit(),
             objs,
             len,
@@ -110,7 +110,7 @@ impl<T> Cache<T> {
     }
 }
 
-impl<'a, T> ObjSlice<'a, T> {
+impl<'a, T> SlotObjs<'a, T> {
     /// Returns the cache the objects belong to.
     #[inline]
     pub fn cache(&self) -> &'a Cache<T> {
@@ -126,13 +126,13 @@ impl<'a, T> ObjSlice<'a, T> {
     }
 }
 
-impl<'a, T> ObjSlice<'a, MaybeUninit<T>> {
+impl<'a, T> SlotObjs<'a, MaybeUninit<T>> {
     /// Initialises every object, object `i` to `init(i)`, and returns the initialised objects.
     ///
     /// Should `init` panic (in userspace), the values made so far are dropped and every object
     /// is freed.
     #[inline]
-    pub fn init_with(self, init: impl FnMut(usize) -> T) -> ObjSlice<'a, T> {
+    pub fn init_with(self, init: impl FnMut(usize) -> T) -> SlotObjs<'a, T> {
         // Not dropped: `init_objects` owns the objects until they are initialised, and frees
         // them should `init` panic.
         let this = ManuallyDrop::new(self);
@@ -147,7 +147,7 @@ impl<'a, T> ObjSlice<'a, MaybeUninit<T>> {
             )
         };
         // INVARIANT: the same objects in the same borrowed array, each now holding a valid `T`.
-        ObjSlice {
+        SlotObjs {
             // SAFETY: `Cache<T>` and `Cache<MaybeUninit<T>>` are the same C cache, live for `'a`.
             cache: unsafe { Cache::from_raw(this.cache.as_raw()) },
             objs: this.objs.cast(),
@@ -157,7 +157,7 @@ impl<'a, T> ObjSlice<'a, MaybeUninit<T>> {
     }
 }
 
-impl<T> Deref for ObjSlice<'_, T> {
+impl<T> Deref for SlotObjs<'_, T> {
     type Target = Objs<T>;
 
     #[inline]
@@ -168,7 +168,7 @@ impl<T> Deref for ObjSlice<'_, T> {
     }
 }
 
-impl<T> DerefMut for ObjSlice<'_, T> {
+impl<T> DerefMut for SlotObjs<'_, T> {
     #[inline]
     fn deref_mut(&mut self) -> &mut Objs<T> {
         // SAFETY: `objs[..len]` is the borrowed array (type invariant), initialised with the
@@ -177,7 +177,7 @@ impl<T> DerefMut for ObjSlice<'_, T> {
     }
 }
 
-impl<T> Drop for ObjSlice<'_, T> {
+impl<T> Drop for SlotObjs<'_, T> {
     /// Drops the `T`s, then frees every object with one `kmem_cache_free_bulk`.
     ///
     /// Should a `T::drop` panic (in userspace; the kernel aborts), the other `T`s are still
