@@ -21,7 +21,7 @@
 //!   take, filled by one bulk allocation and freed by one bulk free (also when dropped).
 //! - [`SlotObjs<'a, T>`] is the objects of one bulk allocation into an array the caller lends
 //!   ([`Cache::alloc_bulk_in`]), freed in bulk when dropped: the C API's shape, and its cost.
-//!   Both it and [`ObjArray`] dereference to [`Objs<T>`], references to their objects.
+//!   Both it and [`ObjArray`] dereference to [`ObjSlice<T>`], references to their objects.
 //! - [`FreeBatch<'c, T, N>`] gathers objects one at a time and frees them in bulk, the pattern
 //!   of a NIC's TX completion.
 //! - [`static_cache!`] declares a cache for the life of a module, named by a zero-sized type
@@ -105,8 +105,8 @@ mod cache;
 mod ffi;
 mod free_batch;
 mod obj_array;
+mod obj_slice;
 mod object;
-mod objs;
 mod slot_objs;
 mod static_cache;
 
@@ -140,7 +140,7 @@ pub use self::obj_array::ObjArray;
 pub const NUMA_NO_NODE: i32 = ffi::NUMA_NO_NODE;
 pub use self::cache::{Cache, CacheFlags, KmemCache, MAX_NAME_LEN};
 pub use self::free_batch::FreeBatch;
+pub use self::obj_slice::ObjSlice;
 pub use self::object::Obj;
-pub use self::objs::Objs;
 pub use self::slot_objs::{ObjSlot, SlotObjs};
 pub use self::static_cache::{CacheRegistration, CacheSlot, StaticCache};

@@ -4,8 +4,8 @@
 
 use super::bulk::{alloc_objects, free_objects, init_objects};
 use super::cache::Cache;
+use super::obj_slice::ObjSlice;
 use super::object::Obj;
-use super::objs::Objs;
 use crate::alf_queue::Batch;
 use crate::alloc::Flags;
 use crate::error::{code::*, Result};
@@ -19,7 +19,7 @@ use core::ptr::{self, NonNull};
 /// The objects' pointers sit in an inline array of `N` (an [`alf_queue::Batch`]), which is the
 /// array the C bulk functions take: the safe path makes the C call and nothing else (plus
 /// dropping the `T`s, for types that need it). Dropping the array frees every object in it, in
-/// bulk. It dereferences to [`Objs`], for access to the objects. [`ObjArray::raw_objs`] lends
+/// bulk. It dereferences to [`ObjSlice`], for access to the objects. [`ObjArray::raw_objs`] lends
 /// that array to code that keeps objects of one cache in other containers, such as a pool's
 /// [`alf_queue`] queues, to move them in bulk.
 ///
@@ -367,21 +367,21 @@ impl<'c, T, const N: usize> ObjArray<'c, MaybeUninit<T>, N> {
 }
 
 impl<T, const N: usize> Deref for ObjArray<'_, T, N> {
-    type Target = Objs<T>;
+    type Target = ObjSlice<T>;
 
     #[inline]
-    fn deref(&self) -> &Objs<T> {
+    fn deref(&self) -> &ObjSlice<T> {
         // SAFETY: The array's pointers are distinct live objects holding a valid `T`, owned by
         // the array (type invariant), which the shared borrow keeps from changing them.
-        unsafe { Objs::from_ptrs(self.ptrs()) }
+        unsafe { ObjSlice::from_ptrs(self.ptrs()) }
     }
 }
 
 impl<T, const N: usize> DerefMut for ObjArray<'_, T, N> {
     #[inline]
-    fn deref_mut(&mut self) -> &mut Objs<T> {
+    fn deref_mut(&mut self) -> &mut ObjSlice<T> {
         // SAFETY: As in `deref`; the borrow is unique.
-        unsafe { Objs::from_ptrs_mut(self.objs.as_mut_slice()) }
+        unsafe { ObjSlice::from_ptrs_mut(self.objs.as_mut_slice()) }
     }
 }
 

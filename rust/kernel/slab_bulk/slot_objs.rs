@@ -4,7 +4,7 @@
 
 use super::bulk::{alloc_objects, free_objects, init_objects};
 use super::cache::Cache;
-use super::objs::Objs;
+use super::obj_slice::ObjSlice;
 use crate::alloc::Flags;
 use crate::error::{code::*, Result};
 use core::marker::PhantomData;
@@ -26,7 +26,7 @@ pub type ObjSlot<T> = MaybeUninit<NonNull<T>>;
 /// of objects, apart from the array. As a local variable, which is what it is meant to be, it
 /// keeps all three in registers across the C calls (which can write only the array), so that
 /// allocating and freeing in bulk compiles to the two C calls and the test of the first one's
-/// result, as the same code in C does. It dereferences to [`Objs`], for access to the objects.
+/// result, as the same code in C does. It dereferences to [`ObjSlice`], for access to the objects.
 /// An [`ObjArray`] holds its array itself, with its length and cache beside it, so the compiler
 /// must read those back after every call that was handed the array; it can grow, shrink and
 /// move objects in and out, which a `SlotObjs` cannot.
@@ -158,22 +158,22 @@ impl<'a, T> SlotObjs<'a, MaybeUninit<T>> {
 }
 
 impl<T> Deref for SlotObjs<'_, T> {
-    type Target = Objs<T>;
+    type Target = ObjSlice<T>;
 
     #[inline]
-    fn deref(&self) -> &Objs<T> {
+    fn deref(&self) -> &ObjSlice<T> {
         // SAFETY: `objs[..len]` are distinct live objects holding a valid `T`, owned by `self`
         // (type invariant), which the shared borrow keeps from changing them.
-        unsafe { Objs::from_ptrs(self.ptrs()) }
+        unsafe { ObjSlice::from_ptrs(self.ptrs()) }
     }
 }
 
 impl<T> DerefMut for SlotObjs<'_, T> {
     #[inline]
-    fn deref_mut(&mut self) -> &mut Objs<T> {
+    fn deref_mut(&mut self) -> &mut ObjSlice<T> {
         // SAFETY: `objs[..len]` is the borrowed array (type invariant), initialised with the
         // object pointers, and `&mut self` makes the access unique; the objects as in `deref`.
-        unsafe { Objs::from_ptrs_mut(slice::from_raw_parts_mut(self.objs.as_ptr(), self.len)) }
+        unsafe { ObjSlice::from_ptrs_mut(slice::from_raw_parts_mut(self.objs.as_ptr(), self.len)) }
     }
 }
 

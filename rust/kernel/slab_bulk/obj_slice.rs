@@ -1,11 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! [`Objs`]: the objects of an `ObjArray` or of a `SlotObjs`, seen as a slice.
+//! [`ObjSlice`]: the objects of an `ObjArray` or of a `SlotObjs`, seen as a slice.
 
 use core::ptr::{self, NonNull};
 
 /// The objects an [`ObjArray`] or a [`SlotObjs`] owns, reached through a borrow of their owner:
-/// both dereference to it, as a `Vec` does to a slice.
+/// both dereference to it, as a `Vec<T>` does to `[T]`.
 ///
 /// It gives references to the objects, never access to their pointers: a borrow of it cannot
 /// put an object of another cache, or a freed one, in the owner's array.
@@ -18,9 +18,9 @@ use core::ptr::{self, NonNull};
 /// Every pointer is a distinct live object holding a valid `T`, owned by the value this is
 /// borrowed from, for as long as the borrow lasts.
 #[repr(transparent)]
-pub struct Objs<T>([NonNull<T>]);
+pub struct ObjSlice<T>([NonNull<T>]);
 
-impl<T> Objs<T> {
+impl<T> ObjSlice<T> {
     /// Views `ptrs` as objects.
     ///
     /// # Safety
@@ -29,7 +29,7 @@ impl<T> Objs<T> {
     /// owner of the array, which neither frees nor changes them while the borrow lasts.
     #[inline]
     pub(super) unsafe fn from_ptrs(ptrs: &[NonNull<T>]) -> &Self {
-        // SAFETY: `Objs<T>` is `repr(transparent)` over `[NonNull<T>]`; the invariant is the
+        // SAFETY: `ObjSlice<T>` is `repr(transparent)` over `[NonNull<T>]`; the invariant is the
         // caller's guarantee.
         unsafe { &*(ptr::from_ref(ptrs) as *const Self) }
     }
@@ -38,7 +38,7 @@ impl<T> Objs<T> {
     ///
     /// # Safety
     ///
-    /// As for [`Objs::from_ptrs`].
+    /// As for [`ObjSlice::from_ptrs`].
     #[inline]
     pub(super) unsafe fn from_ptrs_mut(ptrs: &mut [NonNull<T>]) -> &mut Self {
         // SAFETY: As in `from_ptrs`; the borrow is unique.
