@@ -293,5 +293,5 @@ fn static_box_drop_panics() {
     assert_eq!(in_use(&reg), 0);
     drop(batch);
     drop(reg);
-    assert!(FragileCache::slot().is_retired());
+    assert!(FragileCache::cell().is_retired());
 }

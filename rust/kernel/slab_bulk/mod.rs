@@ -41,7 +41,7 @@
 //!
 //! `C` serves the layouts that fit in one object (size and alignment at most `T`'s) and fails
 //! every other (`AllocError`, never a smaller object); `realloc` within the object is in place,
-//! beyond it fails; a size of 0 frees. A `Box<T, C>` is counted in `C`'s slot (an atomic add
+//! beyond it fails; a size of 0 frees. A `Box<T, C>` is counted in `C`'s cell (an atomic add
 //! and subtract per object; its cost beside the plain path is in `docs/benchmarks.md`), so a
 //! registration dropped under live boxes leaks its cache with a warning instead of
 //! destroying it under them; where that cost matters, allocate in bulk on the registration,
@@ -143,4 +143,4 @@ pub use self::free_batch::FreeBatch;
 pub use self::obj_slice::ObjSlice;
 pub use self::object::Obj;
 pub use self::slot_objs::{ObjSlot, SlotObjs};
-pub use self::static_cache::{CacheRegistration, CacheSlot, StaticCache};
+pub use self::static_cache::{CacheRegistration, StaticCache, StaticCacheCell};

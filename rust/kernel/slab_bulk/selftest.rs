@@ -544,9 +544,9 @@ struct Request {
 /// A driver's life with a [`StaticCache`]: requests allocated in bulk and kept in the driver's
 /// own vector across calls, completed a few at a time and freed in bulk, the rest freed one by
 /// one at the end; the cache's count follows each step and is back to zero before the
-/// registration goes, after which the slot can never be registered again.
+/// registration goes, after which the cell can never be registered again.
 ///
-/// A slot is registered once per boot, so when KUnit runs the suite again (from debugfs, in
+/// A cell is registered once per boot, so when KUnit runs the suite again (from debugfs, in
 /// `make test`'s fault-injection boot) this case skips.
 pub(crate) fn static_cache_objects() {
     crate::static_cache! {
@@ -554,7 +554,7 @@ pub(crate) fn static_cache_objects() {
         struct Requests(Request) = c"rust_slab_bulk_static", CacheFlags::NO_MERGE;
     }
 
-    if Requests::slot().is_retired() {
+    if Requests::cell().is_retired() {
         skip("registered once per boot: the suite ran before");
         return;
     }
@@ -629,13 +629,13 @@ pub(crate) fn static_cache_objects() {
     drop(inflight);
     check!(in_use(&reg) == 0);
     drop(reg);
-    check!(Requests::slot().is_retired());
+    check!(Requests::cell().is_retired());
     check!(Requests::register().err() == Some(EBUSY));
 }
 
 /// What a registration refuses: a second registration of the same type while it lives
 /// (`EBUSY`), an object of another cache ([`CacheRegistration::keep`] hands it back); a
-/// registration that failed (a bad name, `EINVAL`) leaves the slot free.
+/// registration that failed (a bad name, `EINVAL`) leaves the cell free.
 ///
 /// [`CacheRegistration::keep`]: super::CacheRegistration::keep
 pub(crate) fn static_cache_rules() {
@@ -646,12 +646,12 @@ pub(crate) fn static_cache_rules() {
         struct BadName(u64) = c"has space", CacheFlags::NONE;
     }
 
-    // Failed twice the same way: the first failure did not claim the slot.
+    // Failed twice the same way: the first failure did not claim the cell.
     check!(BadName::register().err() == Some(EINVAL));
     check!(BadName::register().err() == Some(EINVAL));
-    check!(!BadName::slot().is_retired());
+    check!(!BadName::cell().is_retired());
 
-    if Values::slot().is_retired() {
+    if Values::cell().is_retired() {
         skip("registered once per boot: the suite ran before");
         return;
     }
@@ -775,7 +775,7 @@ pub(crate) fn static_cache_allocator() {
     const SIZE: usize = mem::size_of::<Item>();
     const ALIGN: usize = mem::align_of::<Item>();
 
-    if Items::slot().is_retired() {
+    if Items::cell().is_retired() {
         skip("registered once per boot: the suite ran before");
         return;
     }
