@@ -9,9 +9,10 @@
 //! (`ixgbe_bulk_shim_add()`, instead of `napi_consume_skb()`), and flushes it when the cleanup loop
 //! ends ([`ixgbe_bulk_shim_flush`]). `ixgbe_bulk_shim_add()` is inline in the C header for its
 //! common case, storing the skb in a free slot other than the last, so that a cleanup pays no call
-//! per skb; it calls [`__ixgbe_bulk_shim_add`] for everything else. The batch ([`batch::SkbBatch`])
-//! frees `IXGBE_BULK_SHIM_SIZE` skbs at a time with one `napi_consume_skb_bulk()`; with a budget of
-//! 0 (netpoll) it frees each skb at once, as `napi_consume_skb()` does.
+//! per skb; it calls [`__ixgbe_bulk_shim_add`] for everything else. The batch
+//! ([`batch::SkbFreeBatch`]) frees `IXGBE_BULK_SHIM_SIZE` skbs at a time with one
+//! `napi_consume_skb_bulk()`; with a budget of 0 (netpoll) it frees each skb at once, as
+//! `napi_consume_skb()` does.
 //!
 //! A run-time switch, `ixgbe_bulk_shim.enable` (a boolean parameter, `Y` by default, at
 //! `/sys/module/ixgbe_bulk_shim/parameters/enable`, defined in `ixgbe_bulk_shim_syms.c`), turns
