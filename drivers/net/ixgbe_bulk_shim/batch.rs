@@ -141,17 +141,17 @@ impl<const N: usize> Drop for SkbFreeBatch<N> {
     }
 }
 
-/// The batch the C drivers keep on their stacks: `struct ixgbe_bulk_shim`.
-pub(crate) type ShimBatch = SkbFreeBatch<{ bindings::IXGBE_BULK_SHIM_SIZE as usize }>;
+/// C's `struct ixgbe_bulk_shim`, the batch the C drivers keep on their stacks, as Rust sees it.
+pub(crate) type IxgbeBulkShim = SkbFreeBatch<{ bindings::IXGBE_BULK_SHIM_SIZE as usize }>;
 
-// `ShimBatch` is `struct ixgbe_bulk_shim` as C sees it: same size, alignment and field offsets.
+// `IxgbeBulkShim` is `struct ixgbe_bulk_shim` as C sees it: same size, alignment and field offsets.
 const _: () = {
     use core::mem::{align_of, offset_of, size_of};
     type C = bindings::ixgbe_bulk_shim;
-    assert!(size_of::<ShimBatch>() == size_of::<C>());
-    assert!(align_of::<ShimBatch>() == align_of::<C>());
-    assert!(offset_of!(ShimBatch, count) == offset_of!(C, count));
-    assert!(offset_of!(ShimBatch, budget) == offset_of!(C, budget));
-    assert!(offset_of!(ShimBatch, skbs) == offset_of!(C, skbs));
+    assert!(size_of::<IxgbeBulkShim>() == size_of::<C>());
+    assert!(align_of::<IxgbeBulkShim>() == align_of::<C>());
+    assert!(offset_of!(IxgbeBulkShim, count) == offset_of!(C, count));
+    assert!(offset_of!(IxgbeBulkShim, budget) == offset_of!(C, budget));
+    assert!(offset_of!(IxgbeBulkShim, skbs) == offset_of!(C, skbs));
     assert!(size_of::<DoneSkb>() == size_of::<*mut bindings::sk_buff>());
 };
