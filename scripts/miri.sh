@@ -4,7 +4,7 @@
 #
 #   1. the twin: the shared slab_bulk selftests, the panic-path tests, a few fuzzer programs
 #      (FUZZ_CASES, 4 by default), the doctests of slab_bulk (the compile_fail ones included)
-#      but the one of ObjBatch::init_in_place (4096 objects: minutes under Miri);
+#      but the one of ObjArray::init_in_place (4096 objects: minutes under Miri);
 #      With MIRI_QUICK=1 (make test), also without bulk_fault_nth, which fails every allocation
 #      point of every size in turn: three quarters of the twin's time under Miri, and run
 #      natively by cargo test and as KUnit on both kernels;
@@ -35,8 +35,8 @@ export MIRIFLAGS="${MIRIFLAGS:-} -Zmiri-permissive-provenance -Zmiri-env-forward
 export ALF_STRESS_ITEMS=${ALF_STRESS_ITEMS:-1000}
 export FUZZ_CASES=${FUZZ_CASES:-4}
 rc=0
-# Left out: the doctest of ObjBatch::init_in_place, 4096 objects (two and a half minutes).
-skip=(--skip "ObjBatch<'c,T,N>::init_in_place")
+# Left out: the doctest of ObjArray::init_in_place, 4096 objects (two and a half minutes).
+skip=(--skip "ObjArray<'c,T,N>::init_in_place")
 [ "${MIRI_QUICK:-0}" = 0 ] || skip+=(--skip slab_bulk_selftest::bulk_fault_nth)
 nice -n 10 cargo +nightly miri test -p kernel --no-fail-fast -- "${skip[@]}" || rc=1
 nice -n 10 cargo +nightly miri test -p alf_queue --no-fail-fast --test api --test stress || rc=1

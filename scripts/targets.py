@@ -8,7 +8,7 @@ Prints one line per target and kernel, met or missed with the cells that missed,
 line, and exits 0: a missed target is a finding of the run, reported on the host it ran on, not
 a failure of make bench.  The targets (docs/benchmarks.md says where each comes from):
 
-- slab_bulk, ours/C: bulk through ObjSlice at most 1.05 at 1-4 objects and 1.02 from 8; single
+- slab_bulk, ours/C: bulk through SlotObjs at most 1.05 at 1-4 objects and 1.02 from 8; single
   at most 1.05 (median of the paired ratios);
 - alf_queue, ours from and into a slice / the C reference: SPSC at most 1.05 on every kernel;
   MPMC at most 1.05 where both sides pay LOCK (two CPUs, uml-smp; on uniprocessor UML C's
@@ -43,8 +43,8 @@ def slab(doc):
     r = ratios(doc)
     bulk = [(b, x) for (n, d, b), x in r.items() if (n, d) == ("ours_bulk", "raw_bulk")]
     single = [(b, x) for (n, d, b), x in r.items() if (n, d) == ("ours_single", "raw_single")]
-    return [check("slab_bulk ObjSlice/C, 1-4 objects (1.05)", [c for c in bulk if c[0] <= 4], 1.05),
-            check("slab_bulk ObjSlice/C, from 8 objects (1.02)", [c for c in bulk if c[0] >= 8], 1.02),
+    return [check("slab_bulk SlotObjs/C, 1-4 objects (1.05)", [c for c in bulk if c[0] <= 4], 1.05),
+            check("slab_bulk SlotObjs/C, from 8 objects (1.02)", [c for c in bulk if c[0] >= 8], 1.02),
             check("slab_bulk single ours/C (1.05)", single, 1.05)]
 
 

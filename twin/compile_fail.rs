@@ -51,18 +51,18 @@
 //! ```
 //!
 //! Putting an object into a batch of another cache's type (objects of another cache of the
-//! same type are handed back at run time: `ObjBatch::push` returns them):
+//! same type are handed back at run time: `ObjArray::push` returns them):
 //!
 //! ```compile_fail,E0308
 //! use kernel::alloc::flags::GFP_KERNEL;
-//! use kernel::slab_bulk::{CacheFlags, KmemCache, ObjBatch};
+//! use kernel::slab_bulk::{CacheFlags, KmemCache, ObjArray};
 //! let a = KmemCache::<u64>::new(c"cf_a", CacheFlags::NONE).unwrap();
 //! let b = KmemCache::<u32>::new(c"cf_b", CacheFlags::NONE).unwrap();
-//! let mut batch = ObjBatch::<'_, u64, 4>::new(&a);
+//! let mut batch = ObjArray::<'_, u64, 4>::new(&a);
 //! let _ = batch.push(b.alloc(1, GFP_KERNEL).unwrap());
 //! ```
 //!
-//! Touching the array lent to a bulk allocation while its objects are alive (the `ObjSlice`
+//! Touching the array lent to a bulk allocation while its objects are alive (the `SlotObjs`
 //! borrows it until it is dropped):
 //!
 //! ```compile_fail,E0506
@@ -213,11 +213,11 @@
 //!
 //! ```
 //! use kernel::alloc::flags::GFP_KERNEL;
-//! use kernel::slab_bulk::{CacheFlags, FreeBatch, KmemCache, ObjBatch};
+//! use kernel::slab_bulk::{CacheFlags, FreeBatch, KmemCache, ObjArray};
 //! let a = KmemCache::<u64>::new(c"cf_a", CacheFlags::NONE).unwrap();
 //! let obj = a.alloc(1, GFP_KERNEL).unwrap();
 //! let _read = *obj;
-//! let mut batch = ObjBatch::<'_, u64, 4>::new(&a);
+//! let mut batch = ObjArray::<'_, u64, 4>::new(&a);
 //! assert!(batch.push(obj).is_ok());
 //! let uninit = a.alloc_uninit(GFP_KERNEL).unwrap();
 //! let init = uninit.write(7);

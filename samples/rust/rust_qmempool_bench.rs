@@ -23,7 +23,7 @@
 //!   `max(n, 32)` objects per possible CPU (32: the pool's local queue), of the same 256 bytes;
 //! - `cache_single`: [`Cache::alloc_uninit`] and dropping the `Obj` (`kmem_cache_alloc` and
 //!   `kmem_cache_free`);
-//! - `cache_bulk`: [`ObjBatch::alloc`] and [`ObjBatch::free`] of `n` objects (one
+//! - `cache_bulk`: [`ObjArray::alloc`] and [`ObjArray::free`] of `n` objects (one
 //!   `kmem_cache_alloc_bulk` and one `kmem_cache_free_bulk`);
 //! - `sheaf_single` (7.x only): as `cache_single`, on a cache created with
 //!   `kmem_cache_args.sheaf_capacity` equal to the pool's local queue size (32): SLUB's own
@@ -51,7 +51,7 @@ use core::ptr;
 use kernel::bindings;
 use kernel::prelude::*;
 use kernel::qmempool::{BhGuard, QMemPool, LOCAL_DEFAULT, SHARED_DEFAULT};
-use kernel::slab_bulk::{Cache, CacheFlags, KmemCache, Obj, ObjBatch};
+use kernel::slab_bulk::{Cache, CacheFlags, KmemCache, Obj, ObjArray};
 
 #[path = "bench_common.rs"]
 mod bench;
@@ -303,7 +303,7 @@ fn single<'c>(cache: &'c Cache<Object>, objs: &mut [Option<Obj<'c, Raw>>], loops
 
 /// `cache_bulk`.
 #[inline(never)]
-fn bulk(batch: &mut ObjBatch<'_, Raw, MAX_OUT>, n: usize, loops: usize) -> usize {
+fn bulk(batch: &mut ObjArray<'_, Raw, MAX_OUT>, n: usize, loops: usize) -> usize {
     let mut done = 0;
     for _ in 0..loops {
         if batch.alloc(n, GFP_ATOMIC).is_err() {
@@ -443,8 +443,8 @@ impl Setting {
                 })
             }
             Variant::CacheBulk => {
-                let mut slot = KBox::<ObjBatch<'_, Raw, MAX_OUT>>::new_uninit(GFP_KERNEL)?;
-                let batch = ObjBatch::init_in_place(&mut slot, cache.uninit());
+                let mut slot = KBox::<ObjArray<'_, Raw, MAX_OUT>>::new_uninit(GFP_KERNEL)?;
+                let batch = ObjArray::init_in_place(&mut slot, cache.uninit());
                 bench::pause();
                 bench::time((n * loops) as u64, || done = bulk(batch, n, loops))
             }

@@ -12,10 +12,10 @@
 //! - `ours_single`: [`Cache::alloc_uninit`] `n` times into an array of `Option<Obj>`, then each
 //!   taken out and dropped (`kernel::slab_bulk`, one object at a time: the objects are kept the
 //!   way `raw_single` keeps its pointers, so that the two differ in the single path only);
-//! - `ours_bulk`: [`Cache::alloc_bulk_in`] into an array of `n` slots, the `ObjSlice` it
+//! - `ours_bulk`: [`Cache::alloc_bulk_in`] into an array of `n` slots, the `SlotObjs` it
 //!   returns dropped (`kernel::slab_bulk` in the C API's shape: the caller's array);
-//! - `ours_batch`: [`ObjBatch::alloc`] and [`ObjBatch::free`] (`kernel::slab_bulk`, a batch that
-//!   holds its array, as a pool or a driver's ring keeps one);
+//! - `ours_batch`: [`ObjArray::alloc`] and [`ObjArray::free`] (`kernel::slab_bulk`, objects in an
+//!   array of their own, as a pool or a driver's ring keeps one);
 //! - `box_single`: `ours_single` through a module-lifetime cache's allocator type,
 //!   `Box::<Object, BoxCache>::new_uninit` `n` times into an array of `Option<Box>`, then each
 //!   taken out and dropped: the cost of the live-object count that keeps such a cache from
@@ -50,7 +50,7 @@ use core::ptr;
 use kernel::bindings;
 use kernel::prelude::*;
 use kernel::slab_bulk::{
-    Cache, CacheFlags, CacheRegistration, KmemCache, Obj, ObjBatch, ObjSlot, StaticCache,
+    Cache, CacheFlags, CacheRegistration, KmemCache, Obj, ObjArray, ObjSlot, StaticCache,
 };
 
 #[path = "bench_common.rs"]
@@ -102,7 +102,7 @@ const _: () = assert!(DATA_PLACEMENTS == CODE_PLACEMENTS);
 
 /// The object: 256 bytes, the skb size of `slab_bulk_test01`.
 type Object = [u8; 256];
-type Batch<'c> = ObjBatch<'c, MaybeUninit<Object>, MAX_BULK>;
+type Batch<'c> = ObjArray<'c, MaybeUninit<Object>, MAX_BULK>;
 type Single<'c> = Option<Obj<'c, MaybeUninit<Object>>>;
 type Boxed = Option<Box<MaybeUninit<Object>, BoxCache>>;
 
@@ -383,7 +383,7 @@ fn measure(
         ptrs: &mut arrays.ptrs[first..first + n],
         objs: &mut objs[first_single..first_single + n],
         boxes: &mut boxes[first_single..first_single + n],
-        batch: ObjBatch::init_in_place(&mut slot, cache.uninit()),
+        batch: ObjArray::init_in_place(&mut slot, cache.uninit()),
         flags,
         gfp,
     };

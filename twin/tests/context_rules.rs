@@ -10,7 +10,7 @@ use kernel::alloc::flags::{GFP_ATOMIC, GFP_KERNEL};
 use kernel::bindings;
 use kernel::cpu::{in_hardirq, in_softirq, on_cpu, MACHINE};
 use kernel::qmempool::{BhGuard, QMemPool};
-use kernel::slab_bulk::{CacheFlags, KmemCache, ObjBatch};
+use kernel::slab_bulk::{CacheFlags, KmemCache, ObjArray};
 
 #[test]
 #[cfg_attr(miri, ignore = "the twin checks poison natively only")]
@@ -47,7 +47,7 @@ fn sleeping_allocation_in_atomic_context_is_caught() {
 fn bulk_call_with_irqs_disabled_is_caught() {
     let _machine = MACHINE.lock().unwrap_or_else(|e| e.into_inner());
     let cache = KmemCache::<u64>::new(c"rules_irq", CacheFlags::NO_MERGE).expect("cache");
-    let mut batch = ObjBatch::<'_, _, 4>::new(cache.uninit());
+    let mut batch = ObjArray::<'_, _, 4>::new(cache.uninit());
     on_cpu(0, || in_hardirq(|| batch.alloc(4, GFP_ATOMIC)))
         .expect("not reached: the twin panics first");
 }

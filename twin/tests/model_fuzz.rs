@@ -7,7 +7,7 @@
 //! decoded from bytes. Every operation runs against the real code and a plain model, and after
 //! every one the two must agree:
 //!
-//! - slab: which objects are live and in which container, in order (`Obj`s, two `ObjBatch`es of
+//! - slab: which objects are live and in which container, in order (`Obj`s, two `ObjArray`s of
 //!   two caches, uninitialised objects, a `FreeBatch`, objects parked in an `MpmcQueue` through
 //!   `raw_objs`); every value dropped exactly once when it dies (a `Box` field makes a double
 //!   drop a double free too), none while it lives; each cache's live-object count; nothing left
@@ -34,7 +34,7 @@ use kernel::alf_queue::{Batch, Error as QError, MpmcQueue, SpscQueue};
 use kernel::alloc::flags::{GFP_ATOMIC, GFP_KERNEL, GFP_NOWAIT};
 use kernel::alloc::Flags;
 use kernel::error::code::{EINVAL, ENOMEM};
-use kernel::slab_bulk::{Cache, CacheFlags, FreeBatch, KmemCache, Obj, ObjBatch};
+use kernel::slab_bulk::{Cache, CacheFlags, FreeBatch, KmemCache, Obj, ObjArray};
 use proptest::prelude::*;
 use proptest::test_runner::{
     Config, FileFailurePersistence, RngAlgorithm, TestError, TestRng, TestRunner,
@@ -258,8 +258,8 @@ fn slab_epoch<const P: usize>(ledger: &Ledger, flags: u8, ops: &[[u8; 4]]) {
         let mut singles: Vec<Obj<'_, Val<'_, P>>> = Vec::new();
         let mut uninit: Vec<Obj<'_, MaybeUninit<Val<'_, P>>>> = Vec::new();
         let mut batches = [
-            ObjBatch::<'_, Val<'_, P>, BATCH>::new(&caches[0]),
-            ObjBatch::<'_, Val<'_, P>, BATCH>::new(&caches[1]),
+            ObjArray::<'_, Val<'_, P>, BATCH>::new(&caches[0]),
+            ObjArray::<'_, Val<'_, P>, BATCH>::new(&caches[1]),
         ];
         let mut done = FreeBatch::<'_, Val<'_, P>, FREE>::new(&caches[0]);
         let parking = MpmcQueue::<NonNull<Val<'_, P>>, BATCH>::new();
@@ -450,7 +450,7 @@ fn slab_epoch<const P: usize>(ledger: &Ledger, flags: u8, ops: &[[u8; 4]]) {
                     if op % 20 == 12 {
                         panicked = run(|| batches[bi].free());
                     } else {
-                        let old = core::mem::replace(&mut batches[bi], ObjBatch::new(&caches[bi]));
+                        let old = core::mem::replace(&mut batches[bi], ObjArray::new(&caches[bi]));
                         panicked = run(|| drop(old));
                     }
                     assert!(batches[bi].is_empty());

@@ -11,7 +11,7 @@
 
 use core::mem::MaybeUninit;
 use kernel::alloc::flags::GFP_KERNEL;
-use kernel::slab_bulk::{Cache, CacheFlags, FreeBatch, KmemCache, ObjBatch};
+use kernel::slab_bulk::{Cache, CacheFlags, FreeBatch, KmemCache, ObjArray};
 use std::cell::{Cell, RefCell};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
@@ -79,13 +79,13 @@ fn cache<'a>(name: &core::ffi::CStr) -> KmemCache<Tracked<'a>> {
     KmemCache::new(name, CacheFlags::NO_MERGE).expect("cache")
 }
 
-/// `ObjBatch::free` with a panicking `T::drop`: the batch is empty afterwards, every value was
+/// `ObjArray::free` with a panicking `T::drop`: the batch is empty afterwards, every value was
 /// dropped once (the others' drops still run), every object freed once.
 #[test]
 fn batch_free_drop_panics() {
     let ledger = Ledger::new(8);
     let cache = cache(c"panic_free");
-    let mut batch = ObjBatch::<'_, Tracked<'_>, 8>::new(&cache);
+    let mut batch = ObjArray::<'_, Tracked<'_>, 8>::new(&cache);
     batch
         .alloc_with(8, GFP_KERNEL, |i| ledger.value(i))
         .expect("alloc");
@@ -104,7 +104,7 @@ fn batch_free_drop_panics() {
 fn batch_drop_panics() {
     let ledger = Ledger::new(8);
     let cache = cache(c"panic_batch_drop");
-    let mut batch = ObjBatch::<'_, Tracked<'_>, 8>::new(&cache);
+    let mut batch = ObjArray::<'_, Tracked<'_>, 8>::new(&cache);
     batch
         .alloc_with(8, GFP_KERNEL, |i| ledger.value(i))
         .expect("alloc");
@@ -166,13 +166,13 @@ fn obj_drop_panics() {
     assert_eq!(in_use(&cache), 0);
 }
 
-/// `ObjBatch::alloc_with` whose init closure panics: the batch is unchanged, the values made
+/// `ObjArray::alloc_with` whose init closure panics: the batch is unchanged, the values made
 /// before the panic are dropped, the new objects freed.
 #[test]
 fn alloc_with_init_panics() {
     let ledger = Ledger::new(16);
     let cache = cache(c"panic_alloc_with");
-    let mut batch = ObjBatch::<'_, Tracked<'_>, 16>::new(&cache);
+    let mut batch = ObjArray::<'_, Tracked<'_>, 16>::new(&cache);
     batch
         .alloc_with(4, GFP_KERNEL, |i| ledger.value(i))
         .expect("alloc");
@@ -205,7 +205,7 @@ fn alloc_bulk_with_init_panics() {
     assert_eq!(in_use(&cache), 0);
 }
 
-/// `Cache::alloc_bulk_in` then `ObjSlice::init_with` whose init closure panics: the values made
+/// `Cache::alloc_bulk_in` then `SlotObjs::init_with` whose init closure panics: the values made
 /// before the panic are dropped, every object freed, and the lent array is free again.
 #[test]
 fn slice_init_panics() {
@@ -229,7 +229,7 @@ fn slice_init_panics() {
     assert_eq!(in_use(&cache), 0);
 }
 
-/// An `ObjSlice` dropped with a panicking `T::drop`: every value dropped once (the others'
+/// A `SlotObjs` dropped with a panicking `T::drop`: every value dropped once (the others'
 /// drops still run), every object freed once.
 #[test]
 fn slice_drop_panics() {
@@ -247,7 +247,7 @@ fn slice_drop_panics() {
 }
 
 /// Boxes of a static cache whose value's drop panics, on the way back into a bulk free
-/// (`to_obj` and an `ObjBatch`): every object is freed. (A panic in the drop of the box itself
+/// (`to_obj` and an `ObjArray`): every object is freed. (A panic in the drop of the box itself
 /// leaves its memory allocated, as the kernel's `Box` does; it stays counted, so the
 /// registration would keep the cache: a leak, never a use after free.)
 #[test]
@@ -283,7 +283,7 @@ fn static_box_drop_panics() {
     assert_eq!(DROPS.load(Ordering::Relaxed), 1);
     assert_eq!(in_use(&reg), 0);
 
-    let mut batch = ObjBatch::<'_, Fragile, 4>::new(&reg);
+    let mut batch = ObjArray::<'_, Fragile, 4>::new(&reg);
     for panics in [false, true, false] {
         let kept = Box::new(Fragile { panics }, GFP_KERNEL).expect("alloc");
         assert!(batch.push(reg.to_obj(kept)).is_ok());
@@ -293,5 +293,5 @@ fn static_box_drop_panics() {
     assert_eq!(in_use(&reg), 0);
     drop(batch);
     drop(reg);
-    assert!(FragileCache::slot().is_retired());
+    assert!(FragileCache::cell().is_retired());
 }

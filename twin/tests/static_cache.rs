@@ -3,7 +3,7 @@
 //! A registration dropped while boxes of its cache (`Box<T, C>`) live, which only userspace
 //! tests: the kernel then warns, and `make test` fails on any warning in its logs.
 //!
-//! The slot counts the objects of its allocator and does not destroy a cache that has some: it
+//! The cell counts the objects of its allocator and does not destroy a cache that has some: it
 //! leaks it, so they stay valid and may still be freed to it. That must not rest on
 //! `kmem_cache_destroy` keeping a cache whose shutdown found objects: without
 //! `CONFIG_SLUB_DEBUG`, or for KFENCE's objects, it does not find them and releases the cache.
@@ -44,7 +44,7 @@ fn objects_outlive_their_registration() {
     let released = CACHES_RELEASED.with(|n| n.get());
     drop(reg);
     assert_eq!(CACHES_RELEASED.with(|n| n.get()), released);
-    assert!(Survivors::slot().is_retired());
+    assert!(Survivors::cell().is_retired());
     assert!(Survivors::register().is_err());
     // The allocator refuses once the registration is gone.
     assert!(Box::<_, Survivors>::new([0; 8], GFP_KERNEL).is_err());
@@ -85,7 +85,7 @@ fn registration_destroys_a_cache_without_boxes() {
     let released = CACHES_RELEASED.with(|n| n.get());
     drop(reg);
     assert_eq!(CACHES_RELEASED.with(|n| n.get()), released + 1);
-    assert!(Settled::slot().is_retired());
+    assert!(Settled::cell().is_retired());
 }
 
 kernel::static_cache! {
@@ -94,7 +94,7 @@ kernel::static_cache! {
 }
 
 /// Allocations through the cache type on one thread while the registration is dropped on
-/// another: each allocation either sees the slot retired and fails, or is counted before the
+/// another: each allocation either sees the cell retired and fails, or is counted before the
 /// registration reads the count, which then keeps the cache. The boxes that were made stay
 /// valid and free into the cache after the registration is gone; under Miri, a destroy that
 /// raced with an allocation would be a use after free.

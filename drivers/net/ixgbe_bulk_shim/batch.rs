@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! [`SkbBatch`]: completed TX skbs gathered one at a time and freed in bulk.
+//! [`SkbFreeBatch`]: completed TX skbs gathered one at a time and freed in bulk.
 
 use crate::skb::DoneSkb;
 use core::ffi::{c_int, c_uint};
@@ -10,15 +10,15 @@ use kernel::bindings;
 
 /// Completed TX skbs, gathered one at a time and freed together, up to `N` at a time.
 ///
-/// A NIC driver's TX cleanup adds each skb the hardware has sent ([`SkbBatch::add`]); the batch
+/// A NIC driver's TX cleanup adds each skb the hardware has sent ([`SkbFreeBatch::add`]); the batch
 /// frees what it holds with one `napi_consume_skb_bulk()` when `N` are gathered and when the
-/// cleanup loop ends ([`SkbBatch::flush`], also on drop). That call releases each skb's data as
+/// cleanup loop ends ([`SkbFreeBatch::flush`], also on drop). That call releases each skb's data as
 /// `napi_consume_skb()` does and puts the heads into the per-CPU NAPI skb cache in one go (see
 /// `net/core/skbuff.c`). With a NAPI budget of 0 (netpoll), each skb is freed at once instead,
 /// as `napi_consume_skb()` does: that context may be a hard IRQ or have IRQs off, where the bulk
 /// path is not allowed.
 ///
-/// A batch started with `bulk == false` ([`SkbBatch::init`]) gathers nothing either: each skb
+/// A batch started with `bulk == false` ([`SkbFreeBatch::init`]) gathers nothing either: each skb
 /// is freed as it is added, with `napi_consume_skb(skb, budget)`, which is what the drivers do
 /// without the shim (the shim's run-time switch, `ixgbe_bulk_shim.enable`). The choice is made
 /// once per batch, so one cleanup never mixes the two ways.
@@ -27,7 +27,7 @@ use kernel::bindings;
 /// ([`include/net/ixgbe_bulk_shim.h`](srctree/include/net/ixgbe_bulk_shim.h)) for
 /// `N == IXGBE_BULK_SHIM_SIZE`, checked when this file is compiled, so that a C driver can keep
 /// a batch on its stack. The header's inline `ixgbe_bulk_shim_add()` does the common case of
-/// [`SkbBatch::add`] itself, on the C struct, and keeps the invariants below as `add` does: it
+/// [`SkbFreeBatch::add`] itself, on the C struct, and keeps the invariants below as `add` does: it
 /// writes `skbs[count]` and increments `count` only while `count < N - 1`, with a non-NULL skb
 /// whose reference it passes to the batch.
 ///
@@ -37,22 +37,22 @@ use kernel::bindings;
 /// # Invariants
 ///
 /// - Either `count == AT_ONCE` (the batch frees each skb as it is added and holds none), or
-///   `count < N` between calls: a full batch is flushed before [`SkbBatch::add`] returns.
+///   `count < N` between calls: a full batch is flushed before [`SkbFreeBatch::add`] returns.
 /// - If `count != AT_ONCE`, `skbs[..count]` are initialised; the batch owns them.
 /// - If `budget != 0`, the batch is used only within a NAPI poll that was given `budget`;
 ///   if `budget == 0`, `count == AT_ONCE`.
 #[repr(C)]
-pub(crate) struct SkbBatch<const N: usize> {
+pub(crate) struct SkbFreeBatch<const N: usize> {
     count: c_uint,
     budget: c_int,
     skbs: [MaybeUninit<DoneSkb>; N],
 }
 
 /// The `count` of a batch that frees each skb as it is added (a NAPI budget of 0, or the shim
-/// switched off); never a count, as `N < AT_ONCE` (checked in [`SkbBatch::init`]).
+/// switched off); never a count, as `N < AT_ONCE` (checked in [`SkbFreeBatch::init`]).
 const AT_ONCE: c_uint = c_uint::MAX;
 
-impl<const N: usize> SkbBatch<N> {
+impl<const N: usize> SkbFreeBatch<N> {
     /// Makes the memory at `slot` an empty batch for a cleanup with the NAPI budget `budget`:
     /// one that gathers skbs and frees them in bulk if `bulk` is true and `budget != 0`, one that
     /// frees each skb as it is added otherwise.
@@ -134,24 +134,24 @@ impl<const N: usize> SkbBatch<N> {
     }
 }
 
-impl<const N: usize> Drop for SkbBatch<N> {
+impl<const N: usize> Drop for SkbFreeBatch<N> {
     #[inline]
     fn drop(&mut self) {
         self.flush();
     }
 }
 
-/// The batch the C drivers keep on their stacks: `struct ixgbe_bulk_shim`.
-pub(crate) type ShimBatch = SkbBatch<{ bindings::IXGBE_BULK_SHIM_SIZE as usize }>;
+/// C's `struct ixgbe_bulk_shim`, the batch the C drivers keep on their stacks, as Rust sees it.
+pub(crate) type IxgbeBulkShim = SkbFreeBatch<{ bindings::IXGBE_BULK_SHIM_SIZE as usize }>;
 
-// `ShimBatch` is `struct ixgbe_bulk_shim` as C sees it: same size, alignment and field offsets.
+// `IxgbeBulkShim` is `struct ixgbe_bulk_shim` as C sees it: same size, alignment and field offsets.
 const _: () = {
     use core::mem::{align_of, offset_of, size_of};
     type C = bindings::ixgbe_bulk_shim;
-    assert!(size_of::<ShimBatch>() == size_of::<C>());
-    assert!(align_of::<ShimBatch>() == align_of::<C>());
-    assert!(offset_of!(ShimBatch, count) == offset_of!(C, count));
-    assert!(offset_of!(ShimBatch, budget) == offset_of!(C, budget));
-    assert!(offset_of!(ShimBatch, skbs) == offset_of!(C, skbs));
+    assert!(size_of::<IxgbeBulkShim>() == size_of::<C>());
+    assert!(align_of::<IxgbeBulkShim>() == align_of::<C>());
+    assert!(offset_of!(IxgbeBulkShim, count) == offset_of!(C, count));
+    assert!(offset_of!(IxgbeBulkShim, budget) == offset_of!(C, budget));
+    assert!(offset_of!(IxgbeBulkShim, skbs) == offset_of!(C, skbs));
     assert!(size_of::<DoneSkb>() == size_of::<*mut bindings::sk_buff>());
 };

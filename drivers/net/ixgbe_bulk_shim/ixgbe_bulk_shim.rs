@@ -9,9 +9,10 @@
 //! (`ixgbe_bulk_shim_add()`, instead of `napi_consume_skb()`), and flushes it when the cleanup loop
 //! ends ([`ixgbe_bulk_shim_flush`]). `ixgbe_bulk_shim_add()` is inline in the C header for its
 //! common case, storing the skb in a free slot other than the last, so that a cleanup pays no call
-//! per skb; it calls [`__ixgbe_bulk_shim_add`] for everything else. The batch ([`batch::SkbBatch`])
-//! frees `IXGBE_BULK_SHIM_SIZE` skbs at a time with one `napi_consume_skb_bulk()`; with a budget of
-//! 0 (netpoll) it frees each skb at once, as `napi_consume_skb()` does.
+//! per skb; it calls [`__ixgbe_bulk_shim_add`] for everything else. The batch
+//! ([`batch::SkbFreeBatch`]) frees `IXGBE_BULK_SHIM_SIZE` skbs at a time with one
+//! `napi_consume_skb_bulk()`; with a budget of 0 (netpoll) it frees each skb at once, as
+//! `napi_consume_skb()` does.
 //!
 //! A run-time switch, `ixgbe_bulk_shim.enable` (a boolean parameter, `Y` by default, at
 //! `/sys/module/ixgbe_bulk_shim/parameters/enable`, defined in `ixgbe_bulk_shim_syms.c`), turns
@@ -41,7 +42,7 @@
 mod batch;
 mod skb;
 
-use batch::ShimBatch;
+use batch::IxgbeBulkShim;
 use core::ffi::c_int;
 use core::sync::atomic::{AtomicBool, Ordering};
 use kernel::bindings;
@@ -78,9 +79,9 @@ fn bulk_enabled() -> bool {
 ///   and the batch is added to and flushed only within that poll.
 #[no_mangle]
 pub unsafe extern "C" fn ixgbe_bulk_shim_init(b: *mut bindings::ixgbe_bulk_shim, budget: c_int) {
-    // SAFETY: `ShimBatch` has the layout of `struct ixgbe_bulk_shim` (checked in `batch.rs`), so
-    // `b` is valid and aligned for it; the budget rule is this function's own contract.
-    unsafe { ShimBatch::init(b.cast(), budget, bulk_enabled()) };
+    // SAFETY: `IxgbeBulkShim` has the layout of `struct ixgbe_bulk_shim` (checked in `batch.rs`),
+    // so `b` is valid and aligned for it; the budget rule is this function's own contract.
+    unsafe { IxgbeBulkShim::init(b.cast(), budget, bulk_enabled()) };
 }
 
 /// Adds the completed skb `skb` to the batch `b`, which now owns the caller's reference.
@@ -104,8 +105,8 @@ pub unsafe extern "C" fn __ixgbe_bulk_shim_add(
     skb: *mut bindings::sk_buff,
 ) {
     // SAFETY: `b` holds a batch started by `ixgbe_bulk_shim_init` (the caller's contract), of
-    // the layout of `ShimBatch`, and nobody else uses it during this call.
-    let batch = unsafe { &mut *b.cast::<ShimBatch>() };
+    // the layout of `IxgbeBulkShim`, and nobody else uses it during this call.
+    let batch = unsafe { &mut *b.cast::<IxgbeBulkShim>() };
     // SAFETY: The caller gives its reference on `skb` up (or `skb` is NULL).
     if let Some(skb) = unsafe { DoneSkb::from_raw(skb) } {
         batch.add(skb);
@@ -121,6 +122,6 @@ pub unsafe extern "C" fn __ixgbe_bulk_shim_add(
 #[no_mangle]
 pub unsafe extern "C" fn ixgbe_bulk_shim_flush(b: *mut bindings::ixgbe_bulk_shim) {
     // SAFETY: As in `__ixgbe_bulk_shim_add`.
-    let batch = unsafe { &mut *b.cast::<ShimBatch>() };
+    let batch = unsafe { &mut *b.cast::<IxgbeBulkShim>() };
     batch.flush();
 }

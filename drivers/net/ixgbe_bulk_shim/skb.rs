@@ -10,8 +10,8 @@ use kernel::bindings;
 /// An skb the device has finished sending, with the one reference the driver held for it.
 ///
 /// It is the thin unsafe layer between the driver's raw `struct sk_buff *` and
-/// [`SkbBatch`](crate::batch::SkbBatch): made from a raw pointer once, in `unsafe` code that
-/// vouches for the reference, and then only moved. Dropping it gives the reference up as
+/// [`SkbFreeBatch`](crate::batch::SkbFreeBatch): made from a raw pointer once, in `unsafe` code
+/// that vouches for the reference, and then only moved. Dropping it gives the reference up as
 /// `dev_consume_skb_any()` does, which is allowed in any context; a batch instead hands many at
 /// once to `napi_consume_skb_bulk()`.
 ///

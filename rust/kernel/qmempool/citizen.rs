@@ -47,7 +47,7 @@ mod kernel {
     use crate::bindings;
     use crate::error::{code::*, to_result, Result};
     use crate::ffi::{c_int, c_uint, c_ulong, c_void};
-    use crate::slab_bulk::{Cache, ObjBatch};
+    use crate::slab_bulk::{Cache, ObjArray};
     use crate::types::Opaque;
     use core::mem::{self, MaybeUninit};
     use core::ptr::{self, NonNull};
@@ -264,7 +264,7 @@ mod kernel {
         /// The caller is the only consumer of `queue` for the call; `queue` holds free objects
         /// of `cache` only.
         unsafe fn free_local(cache: &Cache<MaybeUninit<T>>, queue: &Local<T, L>) -> usize {
-            let mut batch = ObjBatch::<'_, MaybeUninit<T>, B>::new(cache);
+            let mut batch = ObjArray::<'_, MaybeUninit<T>, B>::new(cache);
             let mut freed = 0;
             loop {
                 // SAFETY: The only consumer, free objects of `cache` (the caller's contract);
@@ -393,7 +393,7 @@ mod kernel {
             let Some(_guard) = BhGuard::new() else {
                 return 0;
             };
-            let mut batch = ObjBatch::<'_, MaybeUninit<T>, B>::new(self.cache());
+            let mut batch = ObjArray::<'_, MaybeUninit<T>, B>::new(self.cache());
             let mut freed = 0;
             loop {
                 // SAFETY: The shared queue holds free objects of the cache only (type

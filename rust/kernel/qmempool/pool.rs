@@ -12,7 +12,7 @@ use crate::alloc::{
     Flags, KBox,
 };
 use crate::error::{code::*, Result};
-use crate::slab_bulk::{Cache, Obj, ObjBatch};
+use crate::slab_bulk::{Cache, Obj, ObjArray};
 use core::mem::{self, MaybeUninit};
 use core::ptr::NonNull;
 
@@ -45,8 +45,8 @@ pub const BULK_DEFAULT: usize = 16;
 ///   the shared queue in one bulk enqueue (or, when that is full too, back to the cache in one
 ///   `kmem_cache_free_bulk`).
 ///
-/// The objects move between the cache and the queues through an [`ObjBatch`], whose pointer
-/// array is the one the queue operations read and write ([`ObjBatch::raw_objs`]): nothing is
+/// The objects move between the cache and the queues through an [`ObjArray`], whose pointer
+/// array is the one the queue operations read and write ([`ObjArray::raw_objs`]): nothing is
 /// copied in between.
 ///
 /// Objects come out as [`PoolObj`]s, owned and typed, and go back to this pool when dropped,
@@ -275,7 +275,7 @@ impl<'c, T, const LOCAL: usize, const SHARED: usize, const BULK: usize>
     /// Called with a [`BhGuard`] on the CPU that `local` belongs to.
     #[inline(never)]
     fn refill(&self, local: &Local<T, LOCAL>, flags: Flags) -> Result<Raw<T>> {
-        let mut batch = ObjBatch::<'_, MaybeUninit<T>, BULK>::new(self.cache);
+        let mut batch = ObjArray::<'_, MaybeUninit<T>, BULK>::new(self.cache);
         // SAFETY: The shared queue holds free objects of `cache` only (type invariant), so what
         // lands in the batch is what it may hold; the batch owns them from here.
         let got = unsafe { self.shared.dequeue_burst(batch.raw_objs(), BULK) };
@@ -315,7 +315,7 @@ impl<'c, T, const LOCAL: usize, const SHARED: usize, const BULK: usize>
     /// Called with a [`BhGuard`] on the CPU that `local` belongs to.
     #[inline(never)]
     fn spill(&self, local: &Local<T, LOCAL>, raw: Raw<T>) {
-        let mut batch = ObjBatch::<'_, MaybeUninit<T>, BULK>::new(self.cache);
+        let mut batch = ObjArray::<'_, MaybeUninit<T>, BULK>::new(self.cache);
         // SAFETY: The local queue holds free objects of `cache` only (type invariant); the
         // batch owns those it takes. The guard makes this code the only consumer.
         let _ = unsafe { local.dequeue_bulk(batch.raw_objs(), BULK) };
@@ -414,7 +414,7 @@ impl<T, const LOCAL: usize, const SHARED: usize, const BULK: usize> Drop
         drop(self.citizen.take());
         // `&mut self`: no object is out (they borrow the pool) and no guard is using a queue,
         // so every queue can be emptied from here, `BULK` objects per `kmem_cache_free_bulk`.
-        let mut batch = ObjBatch::<'_, MaybeUninit<T>, BULK>::new(self.cache);
+        let mut batch = ObjArray::<'_, MaybeUninit<T>, BULK>::new(self.cache);
         for local in self.local.iter_mut() {
             let (_, mut consumer) = local.split();
             // SAFETY: The queue holds free objects of `cache` only (type invariant).

@@ -30,19 +30,9 @@ use core::sync::atomic::{AtomicUsize, Ordering};
 macro_rules! check {
     ($cond:expr) => {{
         #[cfg(not(kernel_ge_7_0))]
-        $crate::kunit_assert!(
-            "rust_qmempool",
-            "qmempool/selftest.rs",
-            0,
-            failed($cond)
-        );
+        $crate::kunit_assert!("rust_qmempool", "qmempool/selftest.rs", 0, failed($cond));
         #[cfg(kernel_ge_7_0)]
-        $crate::kunit_assert!(
-            "rust_qmempool",
-            c"qmempool/selftest.rs",
-            0,
-            failed($cond)
-        );
+        $crate::kunit_assert!("rust_qmempool", c"qmempool/selftest.rs", 0, failed($cond));
     }};
 }
 

@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0
 
 //! Objects of one bulk allocation or free, between the C call and the container that owns
-//! them: what [`ObjBatch`] and [`ObjSlice`] share.
+//! them: what [`ObjArray`] and [`SlotObjs`] share.
 //!
-//! [`ObjBatch`]: super::ObjBatch
-//! [`ObjSlice`]: super::ObjSlice
+//! [`ObjArray`]: super::ObjArray
+//! [`SlotObjs`]: super::SlotObjs
 
 use super::cache::Cache;
 use super::ffi;

@@ -73,11 +73,11 @@ impl BitOr for CacheFlags {
 /// (which dereferences to `Cache`), or by C code, see [`Cache::from_raw`].
 ///
 /// Objects are allocated with [`Cache::alloc`] and [`Cache::alloc_uninit`] (in `object.rs`,
-/// beside [`Obj`]), batches with [`Cache::alloc_bulk`] and [`Cache::alloc_bulk_with`] (in
-/// `batch.rs`, beside [`ObjBatch`]).
+/// beside [`Obj`]), [`ObjArray`]s of them with [`Cache::alloc_bulk`] and
+/// [`Cache::alloc_bulk_with`] (in `obj_array.rs`).
 ///
 /// [`Obj`]: super::Obj
-/// [`ObjBatch`]: super::ObjBatch
+/// [`ObjArray`]: super::ObjArray
 ///
 /// # Invariants
 ///

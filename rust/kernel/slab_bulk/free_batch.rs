@@ -2,8 +2,8 @@
 
 //! [`FreeBatch`]: collects objects one at a time and frees them in bulk.
 
-use super::batch::ObjBatch;
 use super::cache::Cache;
+use super::obj_array::ObjArray;
 use super::object::Obj;
 use core::ptr;
 
@@ -23,7 +23,7 @@ use core::ptr;
 ///
 /// Should a `T::drop` panic while the batch frees (in userspace; the kernel aborts), every
 /// gathered object is still dropped and freed once, and the batch is empty afterwards (see
-/// [`ObjBatch::free`]).
+/// [`ObjArray::free`]).
 ///
 /// # Invariants
 ///
@@ -48,7 +48,7 @@ use core::ptr;
 /// # Ok::<(), Error>(())
 /// ```
 pub struct FreeBatch<'c, T, const N: usize> {
-    batch: ObjBatch<'c, T, N>,
+    batch: ObjArray<'c, T, N>,
 }
 
 impl<'c, T, const N: usize> FreeBatch<'c, T, N> {
@@ -58,7 +58,7 @@ impl<'c, T, const N: usize> FreeBatch<'c, T, N> {
         const { assert!(N > 0, "a free batch needs room for at least one object") };
         // INVARIANT: empty, so not full.
         Self {
-            batch: ObjBatch::new(cache),
+            batch: ObjArray::new(cache),
         }
     }
 

@@ -17,11 +17,11 @@
 //!   cannot be destroyed while any of its objects is alive.
 //! - [`Obj<'c, T>`] is one object, freed to its own cache when dropped. `Obj<'c, MaybeUninit<T>>`
 //!   is an uninitialised one: it can be written or freed, never read.
-//! - [`ObjBatch<'c, T, N>`] holds up to `N` objects in the pointer array the C bulk functions
+//! - [`ObjArray<'c, T, N>`] holds up to `N` objects in the pointer array the C bulk functions
 //!   take, filled by one bulk allocation and freed by one bulk free (also when dropped).
-//! - [`ObjSlice<'a, T>`] is the objects of one bulk allocation into an array the caller lends
+//! - [`SlotObjs<'a, T>`] is the objects of one bulk allocation into an array the caller lends
 //!   ([`Cache::alloc_bulk_in`]), freed in bulk when dropped: the C API's shape, and its cost.
-//!   Both it and [`ObjBatch`] dereference to [`Objs<T>`], references to their objects.
+//!   Both it and [`ObjArray`] dereference to [`ObjSlice<T>`], references to their objects.
 //! - [`FreeBatch<'c, T, N>`] gathers objects one at a time and frees them in bulk, the pattern
 //!   of a NIC's TX completion.
 //! - [`static_cache!`] declares a cache for the life of a module, named by a zero-sized type
@@ -34,14 +34,14 @@
 //! A driver declares its cache with [`static_cache!`], registers it in its init and keeps the
 //! registration in its state, dropped at exit. Objects it keeps are `Box<T, C>`
 //! (`kernel::alloc::Box`, allocated with `Box::new`); objects of a bulk round are the
-//! registration's [`Obj`]s, batches and slices, and [`CacheRegistration::keep`] and
+//! registration's [`Obj`]s, [`ObjArray`]s and [`SlotObjs`], and [`CacheRegistration::keep`] and
 //! [`CacheRegistration::to_obj`] move an object between the two. [`KmemCache`] is for a cache
 //! that lives shorter than its module (a test, a benchmark), whose objects the borrow checker
 //! then keeps from outliving it.
 //!
 //! `C` serves the layouts that fit in one object (size and alignment at most `T`'s) and fails
 //! every other (`AllocError`, never a smaller object); `realloc` within the object is in place,
-//! beyond it fails; a size of 0 frees. A `Box<T, C>` is counted in `C`'s slot (an atomic add
+//! beyond it fails; a size of 0 frees. A `Box<T, C>` is counted in `C`'s cell (an atomic add
 //! and subtract per object; its cost beside the plain path is in `docs/benchmarks.md`), so a
 //! registration dropped under live boxes leaks its cache with a warning instead of
 //! destroying it under them; where that cost matters, allocate in bulk on the registration,
@@ -76,10 +76,10 @@
 //!   `GFP_ATOMIC`/`GFP_NOWAIT` do not).
 //! - Dropping an [`Obj`] or a `Box<T, C>` of a [`StaticCache`]: any but NMI
 //!   (`kmem_cache_free` is not NMI-safe).
-//! - Bulk allocation ([`Cache::alloc_bulk`], [`Cache::alloc_bulk_in`], [`ObjBatch::alloc`],
+//! - Bulk allocation ([`Cache::alloc_bulk`], [`Cache::alloc_bulk_in`], [`ObjArray::alloc`],
 //!   ...): as the GFP flags allow, and IRQs enabled.
-//! - Bulk free ([`ObjBatch::free`], [`FreeBatch`], dropping an [`ObjBatch`] or an
-//!   [`ObjSlice`]): IRQs enabled.
+//! - Bulk free ([`ObjArray::free`], [`FreeBatch`], dropping an [`ObjArray`] or an
+//!   [`SlotObjs`]): IRQs enabled.
 //!
 //! The IRQ rule of the bulk functions is the C API's ("interrupts must be enabled when calling
 //! this function"). The types cannot prove it; lockdep checks it when `CONFIG_PROVE_LOCKING` is
@@ -100,14 +100,14 @@
 //! of more than a batch's room; a zero-sized or oversized `T`); so are a bad cache name and a
 //! node that is neither a node id below `MAX_NUMNODES` nor [`NUMA_NO_NODE`].
 
-mod batch;
 mod bulk;
 mod cache;
 mod ffi;
 mod free_batch;
+mod obj_array;
 mod obj_slice;
 mod object;
-mod objs;
+mod slot_objs;
 mod static_cache;
 
 // The KUnit glue of this module's and `qmempool`'s `selftest` lists.
@@ -134,13 +134,13 @@ mod kunit_suite {
 ))]
 pub(crate) mod selftest;
 
-pub use self::batch::ObjBatch;
+pub use self::obj_array::ObjArray;
 
 /// No NUMA node preference, for [`Cache::alloc_node`] (C's `NUMA_NO_NODE`).
 pub const NUMA_NO_NODE: i32 = ffi::NUMA_NO_NODE;
 pub use self::cache::{Cache, CacheFlags, KmemCache, MAX_NAME_LEN};
 pub use self::free_batch::FreeBatch;
-pub use self::obj_slice::{ObjSlice, ObjSlot};
+pub use self::obj_slice::ObjSlice;
 pub use self::object::Obj;
-pub use self::objs::Objs;
-pub use self::static_cache::{CacheRegistration, CacheSlot, StaticCache};
+pub use self::slot_objs::{ObjSlot, SlotObjs};
+pub use self::static_cache::{CacheRegistration, StaticCache, StaticCacheCell};

@@ -14,7 +14,7 @@
 //! the middle of a bulk request therefore needs `fail_page_alloc` to refuse every page: for the
 //! test's own task only, through `task-filter` and `make_it_fail` ([`bulk_fault_positions`]).
 
-use super::{Cache, CacheFlags, FreeBatch, KmemCache, Obj, ObjBatch, StaticCache, NUMA_NO_NODE};
+use super::{Cache, CacheFlags, FreeBatch, KmemCache, Obj, ObjArray, StaticCache, NUMA_NO_NODE};
 use crate::alloc::flags::GFP_KERNEL;
 #[cfg(all(CONFIG_FAILSLAB, CONFIG_FAIL_PAGE_ALLOC))]
 use crate::alloc::flags::GFP_NOWAIT;
@@ -34,19 +34,9 @@ use core::sync::atomic::{AtomicUsize, Ordering};
 macro_rules! check {
     ($cond:expr) => {{
         #[cfg(not(kernel_ge_7_0))]
-        $crate::kunit_assert!(
-            "rust_slab_bulk",
-            "slab_bulk/selftest.rs",
-            0,
-            $cond
-        );
+        $crate::kunit_assert!("rust_slab_bulk", "slab_bulk/selftest.rs", 0, $cond);
         #[cfg(kernel_ge_7_0)]
-        $crate::kunit_assert!(
-            "rust_slab_bulk",
-            c"slab_bulk/selftest.rs",
-            0,
-            $cond
-        );
+        $crate::kunit_assert!("rust_slab_bulk", c"slab_bulk/selftest.rs", 0, $cond);
     }};
 }
 
@@ -181,7 +171,7 @@ pub(crate) fn bulk_every_size() {
     };
     // Every size; under Miri (the twin's `make miri`), which is slow, every seventh.
     for n in (1..=CAP).step_by(if cfg!(miri) { 7 } else { 1 }) {
-        let mut batch = ObjBatch::<'_, Obj256, CAP>::new(&cache);
+        let mut batch = ObjArray::<'_, Obj256, CAP>::new(&cache);
         check!(batch.alloc_with(n, GFP_KERNEL, |i| [i as u64; 32]).is_ok());
         check!(batch.len() == n);
         check!(in_use(&cache) == n);
@@ -214,7 +204,7 @@ pub(crate) fn bulk_every_size() {
 }
 
 /// Bulk allocation into a lent array ([`Cache::alloc_bulk_in`]) at every size from 1 to `CAP`,
-/// the objects initialised and read back and freed with the [`super::ObjSlice`]; an empty array
+/// the objects initialised and read back and freed with the [`super::SlotObjs`]; an empty array
 /// is `EINVAL` and allocates nothing.
 pub(crate) fn bulk_in_every_size() {
     let Ok(cache) = KmemCache::<Obj256>::new(c"rust_slab_bulk_in", CacheFlags::NO_MERGE) else {
@@ -252,7 +242,7 @@ pub(crate) fn bulk_size_errors() {
         check!(false);
         return;
     };
-    let mut batch = ObjBatch::<'_, MaybeUninit<u64>, 8>::new(cache.uninit());
+    let mut batch = ObjArray::<'_, MaybeUninit<u64>, 8>::new(cache.uninit());
     check!(batch.alloc(0, GFP_KERNEL) == Err(EINVAL));
     check!(batch.alloc(9, GFP_KERNEL) == Err(EINVAL));
     check!(batch.alloc(5, GFP_KERNEL).is_ok());
@@ -292,8 +282,8 @@ pub(crate) fn every_drop_path() {
     }
     check!(dropped() == 2 && in_use(&cache) == 0);
 
-    // `ObjBatch::free`, the batch dropped, `pop` then the object dropped.
-    let mut batch = ObjBatch::<'_, Counted<'_>, 16>::new(&cache);
+    // `ObjArray::free`, the batch dropped, `pop` then the object dropped.
+    let mut batch = ObjArray::<'_, Counted<'_>, 16>::new(&cache);
     check!(batch.alloc_with(16, GFP_KERNEL, new).is_ok());
     check!(batch.get(15).map(|c| c.value) == Some(15));
     batch.free();
@@ -330,7 +320,7 @@ pub(crate) fn every_drop_path() {
     drop(done);
     check!(dropped() == 53 && in_use(&cache) == 0);
 
-    // An `ObjSlice`, initialised, then dropped.
+    // A `SlotObjs`, initialised, then dropped.
     let mut slots = [MaybeUninit::uninit(); 8];
     if let Ok(objs) = cache.alloc_bulk_in(&mut slots, GFP_KERNEL) {
         let objs = objs.init_with(new);
@@ -349,7 +339,7 @@ pub(crate) fn foreign_objects() {
         check!(false);
         return;
     };
-    let mut batch = ObjBatch::<'_, u64, 2>::new(&a);
+    let mut batch = ObjArray::<'_, u64, 2>::new(&a);
     let (Ok(from_a), Ok(from_b)) = (a.alloc(1, GFP_KERNEL), b.alloc(2, GFP_KERNEL)) else {
         check!(false);
         return;
@@ -464,7 +454,7 @@ pub(crate) fn zeroed_allocations() {
 
     // Bulk appended to a batch that holds dirty objects.
     dirty(&cache);
-    let mut batch = ObjBatch::<'_, MaybeUninit<Bytes>, { 2 * N }>::new(cache.uninit());
+    let mut batch = ObjArray::<'_, MaybeUninit<Bytes>, { 2 * N }>::new(cache.uninit());
     check!(batch.alloc(N, GFP_KERNEL).is_ok());
     for obj in batch.iter_mut() {
         obj.write(DIRTY);
@@ -544,9 +534,9 @@ struct Request {
 /// A driver's life with a [`StaticCache`]: requests allocated in bulk and kept in the driver's
 /// own vector across calls, completed a few at a time and freed in bulk, the rest freed one by
 /// one at the end; the cache's count follows each step and is back to zero before the
-/// registration goes, after which the slot can never be registered again.
+/// registration goes, after which the cell can never be registered again.
 ///
-/// A slot is registered once per boot, so when KUnit runs the suite again (from debugfs, in
+/// A cell is registered once per boot, so when KUnit runs the suite again (from debugfs, in
 /// `make test`'s fault-injection boot) this case skips.
 pub(crate) fn static_cache_objects() {
     crate::static_cache! {
@@ -554,7 +544,7 @@ pub(crate) fn static_cache_objects() {
         struct Requests(Request) = c"rust_slab_bulk_static", CacheFlags::NO_MERGE;
     }
 
-    if Requests::slot().is_retired() {
+    if Requests::cell().is_retired() {
         skip("registered once per boot: the suite ran before");
         return;
     }
@@ -629,13 +619,13 @@ pub(crate) fn static_cache_objects() {
     drop(inflight);
     check!(in_use(&reg) == 0);
     drop(reg);
-    check!(Requests::slot().is_retired());
+    check!(Requests::cell().is_retired());
     check!(Requests::register().err() == Some(EBUSY));
 }
 
 /// What a registration refuses: a second registration of the same type while it lives
 /// (`EBUSY`), an object of another cache ([`CacheRegistration::keep`] hands it back); a
-/// registration that failed (a bad name, `EINVAL`) leaves the slot free.
+/// registration that failed (a bad name, `EINVAL`) leaves the cell free.
 ///
 /// [`CacheRegistration::keep`]: super::CacheRegistration::keep
 pub(crate) fn static_cache_rules() {
@@ -646,12 +636,12 @@ pub(crate) fn static_cache_rules() {
         struct BadName(u64) = c"has space", CacheFlags::NONE;
     }
 
-    // Failed twice the same way: the first failure did not claim the slot.
+    // Failed twice the same way: the first failure did not claim the cell.
     check!(BadName::register().err() == Some(EINVAL));
     check!(BadName::register().err() == Some(EINVAL));
-    check!(!BadName::slot().is_retired());
+    check!(!BadName::cell().is_retired());
 
-    if Values::slot().is_retired() {
+    if Values::cell().is_retired() {
         skip("registered once per boot: the suite ran before");
         return;
     }
@@ -679,7 +669,7 @@ pub(crate) fn static_cache_rules() {
         return;
     };
     check!(*kept == 9 && in_use(&reg) == 1);
-    let mut batch = ObjBatch::<'_, u64, 4>::new(&reg);
+    let mut batch = ObjArray::<'_, u64, 4>::new(&reg);
     check!(batch.push(reg.to_obj(kept)).is_ok());
     check!(batch.get(0) == Some(&9));
     batch.free();
@@ -775,7 +765,7 @@ pub(crate) fn static_cache_allocator() {
     const SIZE: usize = mem::size_of::<Item>();
     const ALIGN: usize = mem::align_of::<Item>();
 
-    if Items::slot().is_retired() {
+    if Items::cell().is_retired() {
         skip("registered once per boot: the suite ran before");
         return;
     }
@@ -957,8 +947,8 @@ fn bulk<T, const N: usize>(
     cache: &Cache<T>,
     n: usize,
     flags: crate::alloc::Flags,
-) -> (ObjBatch<'_, MaybeUninit<T>, N>, crate::error::Result) {
-    let mut batch = ObjBatch::new(cache.uninit());
+) -> (ObjArray<'_, MaybeUninit<T>, N>, crate::error::Result) {
+    let mut batch = ObjArray::new(cache.uninit());
     let result = batch.alloc(n, flags);
     // A failure leaves the batch as it was: empty.
     check!(result.is_ok() || batch.is_empty());
@@ -1003,8 +993,8 @@ pub(crate) fn bulk_fault_nth() {
                 check!(false);
                 return;
             };
-            let mut batches = ObjBatch::<'_, MaybeUninit<u64>, 128>::new(cache.uninit());
-            let mut singles = ObjBatch::<'_, MaybeUninit<u64>, 8>::new(cache.uninit());
+            let mut batches = ObjArray::<'_, MaybeUninit<u64>, 128>::new(cache.uninit());
+            let mut singles = ObjArray::<'_, MaybeUninit<u64>, 8>::new(cache.uninit());
             let (mut expected, mut failures) = (0, 0);
             // `GFP_NOWAIT`: `failslab` ignores requests that may reclaim.
             set_fail_nth(nth);
@@ -1136,7 +1126,7 @@ pub(crate) fn bulk_fault_positions() {
         // the task marked, SLUB's first try at an order above the minimum drops
         // `__GFP_DIRECT_RECLAIM`, fails, and falls back to one-object slabs) and leave `k`
         // objects of it on the per-CPU freelist.
-        let mut singles = ObjBatch::<'_, MaybeUninit<Mid>, 64>::new(cache.uninit());
+        let mut singles = ObjArray::<'_, MaybeUninit<Mid>, 64>::new(cache.uninit());
         let taken = if k == 0 { 0 } else { per_slab - k };
         while singles.len() < taken {
             let Ok(obj) = cache.alloc_uninit(GFP_KERNEL) else {

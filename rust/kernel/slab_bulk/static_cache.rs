@@ -8,8 +8,8 @@
 //! objects, but a module that owns the cache cannot then keep objects in its own long-lived
 //! structures (a `KVec`, a list, an `Arc`ed device state) without a self-referential type. Here
 //! the cache is named by a type instead of a borrow, the shape upstream's review of a Rust slab
-//! module settled on: [`static_cache!`] declares a zero-sized type `C` with a static slot, one
-//! [`CacheRegistration<C>`] per boot creates the cache into that slot, and `C` implements the
+//! module settled on: [`static_cache!`] declares a zero-sized type `C` with a static cell, one
+//! [`CacheRegistration<C>`] per boot creates the cache into that cell, and `C` implements the
 //! kernel's [`Allocator`] over it, so `Box<T, C>` (`kernel::alloc::Box`, the `KBox` of the cache)
 //! allocates from the cache and frees to it:
 //!
@@ -40,7 +40,7 @@
 //!
 //! A driver uses `Box<T, C>` for objects it keeps (`Box::new`, `Box::pin`, `ForeignOwnable`,
 //! whatever takes an allocator), and the registration's [`Cache`] for the bulk API: batches
-//! ([`ObjBatch`], [`FreeBatch`], [`Cache::alloc_bulk_in`]) of borrowed [`Obj`]s.
+//! ([`ObjArray`], [`FreeBatch`], [`Cache::alloc_bulk_in`]) of borrowed [`Obj`]s.
 //! [`CacheRegistration::keep`] turns an object of a bulk allocation into a `Box<T, C>`, and
 //! [`CacheRegistration::to_obj`] a `Box<T, C>` back into an [`Obj`], to be freed in bulk.
 //!
@@ -73,15 +73,15 @@
 //! only partial slabs, not full ones, and KFENCE's objects are in no slab, so the destroy can
 //! succeed with objects alive and free the `struct kmem_cache` they would be freed to.
 //!
-//! So the slot counts its live objects, one atomic add when an object is handed out through
+//! So the cell counts its live objects, one atomic add when an object is handed out through
 //! `C` (or [`CacheRegistration::keep`]) and one subtract once its `kmem_cache_free` has returned
 //! (or it went back to an [`Obj`] with [`CacheRegistration::to_obj`]); objects that stay borrowed
 //! ([`Obj`], batches) do not pay it. A registration dropped while the count is not 0 does not
 //! destroy the cache: it warns and leaks it, so every object stays valid and can still be freed
 //! to it (a leak and a warning, never a use after free). The allocation adds to the count
-//! *before* it checks that the slot is live, and the registration marks the slot retired
+//! *before* it checks that the cell is live, and the registration marks the cell retired
 //! *before* it reads the count (all four sequentially consistent): either the allocation sees
-//! the slot retired and fails, or the registration sees it counted and keeps the cache, so an
+//! the cell retired and fails, or the registration sees it counted and keeps the cache, so an
 //! allocation racing with the destroy on another CPU is no use after free either. The count
 //! costs what review feared: two `LOCK`ed operations per object, which the slab benchmark's
 //! `box_single` measures beside `ours_single` (the figures: `docs/benchmarks.md`, "The cost of
@@ -90,17 +90,17 @@
 //!
 //! - Allocating through `C` fails (`AllocError`) before [`CacheRegistration::new`] and after the
 //!   registration was dropped.
-//! - A slot is registered once per boot: a second registration, also after the first was
+//! - A cell is registered once per boot: a second registration, also after the first was
 //!   dropped, is `EBUSY`, as objects that outlived the first would otherwise be freed to the new
 //!   cache, or be given back to its batches.
-//! - No `&'static Cache<T>` is ever handed out: with one, an empty [`ObjBatch`] or a copied
+//! - No `&'static Cache<T>` is ever handed out: with one, an empty [`ObjArray`] or a copied
 //!   reference could allocate after a successful destroy.
 //!
 //! The rule left is the one every module already follows for its code: a `Box<T, C>` must be
 //! dropped before the module's code goes (its drop is that code). Keep the registration in the
 //! module's state, dropped at module exit, after the work that holds objects has stopped.
 //!
-//! [`ObjBatch`]: super::ObjBatch
+//! [`ObjArray`]: super::ObjArray
 //! [`FreeBatch`]: super::FreeBatch
 //! [`Allocator`]: crate::alloc::Allocator
 //! [`static_cache!`]: crate::static_cache
@@ -121,13 +121,13 @@ use core::sync::atomic::{AtomicPtr, AtomicU8, AtomicUsize, Ordering};
 
 /// A cache declared once, for the whole life of a module: the type names the cache.
 ///
-/// Implemented by [`static_cache!`](crate::static_cache), which declares the type and its slot;
+/// Implemented by [`static_cache!`](crate::static_cache), which declares the type and its cell;
 /// write it by hand only as that macro does.
 ///
 /// # Safety
 ///
-/// [`StaticCache::slot`] must always return the same static, used by this type alone (and by no
-/// other `StaticCache`): the slot's pointer is where the type, as an [`Allocator`], frees its
+/// [`StaticCache::cell`] must always return the same static, used by this type alone (and by no
+/// other `StaticCache`): the cell's pointer is where the type, as an [`Allocator`], frees its
 /// objects.
 ///
 /// [`Allocator`]: crate::alloc::Allocator
@@ -141,8 +141,8 @@ pub unsafe trait StaticCache: 'static {
     /// The cache's flags.
     const FLAGS: CacheFlags;
 
-    /// Returns this type's slot.
-    fn slot() -> &'static CacheSlot;
+    /// Returns this type's cell.
+    fn cell() -> &'static StaticCacheCell;
 
     /// Creates the cache: [`CacheRegistration::new`].
     #[inline]
@@ -154,36 +154,37 @@ pub unsafe trait StaticCache: 'static {
     }
 }
 
-/// The state of a [`CacheSlot`] that no registration has claimed yet.
+/// The state of a [`StaticCacheCell`] that no registration has claimed yet.
 const UNINIT: u8 = 0;
 /// A registration is creating the cache.
 const CREATING: u8 = 1;
-/// The registration is alive; the slot's pointer is its cache.
+/// The registration is alive; the cell's pointer is its cache.
 const LIVE: u8 = 2;
 /// The registration was dropped; the pointer is kept for the objects that outlived it.
 const RETIRED: u8 = 3;
 
-/// Where a [`StaticCache`] keeps its C cache: a `static`, made by [`CacheSlot::new`].
+/// Where a [`StaticCache`] keeps its C cache, the cache's registration state and its count of
+/// live objects: a `static`, made by [`StaticCacheCell::new`].
 ///
 /// # Invariants
 ///
 /// `state` moves only forward, `UNINIT -> CREATING -> LIVE -> RETIRED`, except `CREATING ->
 /// UNINIT` when creating the cache failed. In `LIVE` and `RETIRED`, `cache` is the cache that
-/// the slot's one registration created, suitable for the type's `Item`, never changed again;
+/// the cell's one registration created, suitable for the type's `Item`, never changed again;
 /// in `RETIRED` it was destroyed if the registration found `live` at 0, and is valid for ever
 /// otherwise. `live` counts the objects handed out through the type's [`Allocator`] (or kept by
 /// [`CacheRegistration::keep`]) whose free has not returned, plus allocations in progress, which
-/// count themselves before they check that the slot is `LIVE`.
+/// count themselves before they check that the cell is `LIVE`.
 ///
 /// [`Allocator`]: crate::alloc::Allocator
-pub struct CacheSlot {
+pub struct StaticCacheCell {
     cache: AtomicPtr<ffi::kmem_cache>,
     state: AtomicU8,
     live: AtomicUsize,
 }
 
-impl CacheSlot {
-    /// Creates an unregistered slot.
+impl StaticCacheCell {
+    /// Creates an unregistered cell.
     #[expect(clippy::new_without_default)]
     pub const fn new() -> Self {
         // INVARIANT: `UNINIT`, no object.
@@ -194,7 +195,7 @@ impl CacheSlot {
         }
     }
 
-    /// Returns `true` if a registration was made and dropped: the slot cannot be registered
+    /// Returns `true` if a registration was made and dropped: the cell cannot be registered
     /// again in this boot.
     #[inline]
     pub fn is_retired(&self) -> bool {
@@ -202,7 +203,7 @@ impl CacheSlot {
     }
 }
 
-impl fmt::Debug for CacheSlot {
+impl fmt::Debug for StaticCacheCell {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let state = match self.state.load(Ordering::Relaxed) {
             UNINIT => "unregistered",
@@ -232,7 +233,7 @@ impl fmt::Debug for CacheSlot {
 /// ```
 ///
 /// declares `struct RequestCache;` (with the visibility written) and its `StaticCache`
-/// implementation with a static slot of its own; every `StaticCache` is an [`Allocator`] over
+/// implementation with a static cell of its own; every `StaticCache` is an [`Allocator`] over
 /// its cache, so `Box<Request, RequestCache>` is an object of it (see the [module
 /// documentation](crate::slab_bulk)). The flags are one or more `CacheFlags`
 /// constants joined by `|`. The cache is created by [`CacheRegistration::new`]
@@ -248,7 +249,7 @@ macro_rules! static_cache {
         $(#[$attr])*
         $vis struct $name;
 
-        // SAFETY: `slot` returns the static declared in it, which nothing else can name.
+        // SAFETY: `cell` returns the static declared in it, which nothing else can name.
         unsafe impl $crate::slab_bulk::StaticCache for $name {
             type Item = $item;
             const NAME: &'static ::core::ffi::CStr = $cname;
@@ -256,18 +257,19 @@ macro_rules! static_cache {
                 $crate::slab_bulk::CacheFlags::NONE$(.union($flag))+;
 
             #[inline]
-            fn slot() -> &'static $crate::slab_bulk::CacheSlot {
-                static SLOT: $crate::slab_bulk::CacheSlot = $crate::slab_bulk::CacheSlot::new();
-                &SLOT
+            fn cell() -> &'static $crate::slab_bulk::StaticCacheCell {
+                static CELL: $crate::slab_bulk::StaticCacheCell =
+                    $crate::slab_bulk::StaticCacheCell::new();
+                &CELL
             }
         }
     };
 }
 
-/// The cache of a [`StaticCache`] `C`, created in `C`'s slot, destroyed when dropped.
+/// The cache of a [`StaticCache`] `C`, created in `C`'s cell, destroyed when dropped.
 ///
 /// It dereferences to [`Cache<C::Item>`], so every API of borrowed objects and batches works on
-/// it ([`Cache::alloc`], [`Cache::alloc_bulk_with`], [`ObjBatch`], [`FreeBatch`]); objects to
+/// it ([`Cache::alloc`], [`Cache::alloc_bulk_with`], [`ObjArray`], [`FreeBatch`]); objects to
 /// keep beyond a borrow are `Box<C::Item, C>`s (`Box::new`, or [`CacheRegistration::keep`] of a
 /// borrowed one), and go back to borrowed ones with [`CacheRegistration::to_obj`].
 ///
@@ -275,12 +277,12 @@ macro_rules! static_cache {
 ///
 /// Context: creating and dropping a registration may sleep (process context only).
 ///
-/// [`ObjBatch`]: super::ObjBatch
+/// [`ObjArray`]: super::ObjArray
 /// [`FreeBatch`]: super::FreeBatch
 ///
 /// # Invariants
 ///
-/// `cache` is the cache in `C`'s slot, which is `LIVE`: created for objects of `C::Item` by
+/// `cache` is the cache in `C`'s cell, which is `LIVE`: created for objects of `C::Item` by
 /// this registration, destroyed exactly once, when it is dropped.
 ///
 /// # Examples
@@ -344,15 +346,15 @@ unsafe impl<C: StaticCache> Sync for CacheRegistration<C> {}
 impl<C: StaticCache> CacheRegistration<C> {
     /// Creates `C`'s cache, named [`StaticCache::NAME`], with [`StaticCache::FLAGS`].
     ///
-    /// Errors as [`KmemCache::new`] (`EINVAL`, `ENOMEM`; the slot can then be registered
+    /// Errors as [`KmemCache::new`] (`EINVAL`, `ENOMEM`; the cell can then be registered
     /// again), and `EBUSY` if `C` has been registered before in this boot, also if that
     /// registration was dropped: objects that outlived it would otherwise go back to the new
     /// cache.
     ///
     /// [`KmemCache::new`]: super::KmemCache::new
     pub fn new() -> Result<Self> {
-        let slot = C::slot();
-        if slot
+        let cell = C::cell();
+        if cell
             .state
             .compare_exchange(UNINIT, CREATING, Ordering::Relaxed, Ordering::Relaxed)
             .is_err()
@@ -363,17 +365,17 @@ impl<C: StaticCache> CacheRegistration<C> {
             Ok(cache) => {
                 // An allocation that sees `LIVE` (SeqCst, so acquiring) sees this store; an
                 // object handed to another thread is handed with synchronisation of its own.
-                slot.cache.store(cache.as_ptr().cast(), Ordering::Relaxed);
-                // INVARIANT: the slot holds the new cache, for `C::Item`, and is `LIVE`.
-                slot.state.store(LIVE, Ordering::SeqCst);
+                cell.cache.store(cache.as_ptr().cast(), Ordering::Relaxed);
+                // INVARIANT: the cell holds the new cache, for `C::Item`, and is `LIVE`.
+                cell.state.store(LIVE, Ordering::SeqCst);
                 Ok(Self {
                     cache,
                     _type: PhantomData,
                 })
             }
             Err(e) => {
-                // INVARIANT: no cache, so no object: the slot may be registered again.
-                slot.state.store(UNINIT, Ordering::Relaxed);
+                // INVARIANT: no cache, so no object: the cell may be registered again.
+                cell.state.store(UNINIT, Ordering::Relaxed);
                 Err(e)
             }
         }
@@ -382,9 +384,9 @@ impl<C: StaticCache> CacheRegistration<C> {
     /// Keeps `obj` beyond the borrow of its cache as a `Box<C::Item, C>`, if it is an object
     /// of this registration's cache (one compare); hands it back otherwise.
     ///
-    /// This is how objects from bulk allocations ([`ObjBatch::pop`], say) are kept.
+    /// This is how objects from bulk allocations ([`ObjArray::pop`], say) are kept.
     ///
-    /// [`ObjBatch::pop`]: super::ObjBatch::pop
+    /// [`ObjArray::pop`]: super::ObjArray::pop
     #[inline]
     pub fn keep<'a>(&self, obj: Obj<'a, C::Item>) -> Result<Box<C::Item, C>, Obj<'a, C::Item>> {
         if !ptr::eq(obj.cache(), &**self) {
@@ -392,8 +394,8 @@ impl<C: StaticCache> CacheRegistration<C> {
         }
         // Relaxed: the registration, borrowed by `self`, is dropped only after that borrow
         // ends, which orders this increment before its check.
-        C::slot().live.fetch_add(1, Ordering::Relaxed);
-        // SAFETY: `obj` is a live object of the cache in `C`'s slot holding a valid `C::Item`,
+        C::cell().live.fetch_add(1, Ordering::Relaxed);
+        // SAFETY: `obj` is a live object of the cache in `C`'s cell holding a valid `C::Item`,
         // now counted: what `C`'s allocator hands out for `Layout::new::<C::Item>()`, and what
         // it frees. Its ownership moves to the box.
         Ok(unsafe { Box::from_raw(obj.into_raw().as_ptr()) })
@@ -411,10 +413,10 @@ impl<C: StaticCache> CacheRegistration<C> {
         let raw = Box::into_raw(boxed);
         // The object is the returned `Obj`'s now, which borrows `self`: it no longer needs the
         // count to keep the cache (Relaxed, as in `keep`).
-        C::slot().live.fetch_sub(1, Ordering::Relaxed);
+        C::cell().live.fetch_sub(1, Ordering::Relaxed);
         // SAFETY: `C::Item` is not zero-sized (a cache of it exists), so the box's memory came
         // from `C`'s allocator for `Layout::new::<C::Item>()`, or from `keep`: a live, counted
-        // object of the cache in `C`'s slot, which is `self`'s (a slot is registered once, and
+        // object of the cache in `C`'s cell, which is `self`'s (a cell is registered once, and
         // `self` is alive), holding a valid `C::Item`, owned by nobody else since `into_raw`.
         unsafe { Obj::from_raw(self, NonNull::new_unchecked(raw)) }
     }
@@ -433,14 +435,14 @@ impl<C: StaticCache> Deref for CacheRegistration<C> {
 
 impl<C: StaticCache> Drop for CacheRegistration<C> {
     fn drop(&mut self) {
-        let slot = C::slot();
+        let cell = C::cell();
         // INVARIANT: `LIVE -> RETIRED`; the pointer stays, valid if objects are left. From here
         // on an allocation through `C` fails. SeqCst, with the load below and an allocation's
         // count and check: either the allocation sees `RETIRED` or the load sees it counted.
-        slot.state.store(RETIRED, Ordering::SeqCst);
+        cell.state.store(RETIRED, Ordering::SeqCst);
         // Acquiring: pairs with the Release of each free, so that its `kmem_cache_free` has
         // returned before the cache is destroyed.
-        let live = slot.live.load(Ordering::SeqCst);
+        let live = cell.live.load(Ordering::SeqCst);
         if live == 0 {
             // SAFETY: The cache is live and destroyed only here (type invariant). No borrowed
             // object or batch is left: they borrow `self`. No object of `C`'s allocator is left,
@@ -482,20 +484,20 @@ fn dangling<C: StaticCache>(align: usize) -> NonNull<[u8]> {
     NonNull::slice_from_raw_parts(ptr, 0)
 }
 
-/// Allocates one object of `C`'s cache, counted in its slot, if the slot is `LIVE`.
+/// Allocates one object of `C`'s cache, counted in its cell, if the cell is `LIVE`.
 #[inline]
 fn alloc_object<C: StaticCache>(flags: Flags, node: Node) -> Result<NonNull<u8>, AllocError> {
-    let slot = C::slot();
+    let cell = C::cell();
     // Counted first, then checked (both SeqCst, against the registration's `RETIRED` store and
     // count load): a registration dropped meanwhile sees this count and keeps the cache.
-    slot.live.fetch_add(1, Ordering::SeqCst);
-    let uncount = Uncount(&slot.live);
-    if slot.state.load(Ordering::SeqCst) != LIVE {
+    cell.live.fetch_add(1, Ordering::SeqCst);
+    let uncount = Uncount(&cell.live);
+    if cell.state.load(Ordering::SeqCst) != LIVE {
         return Err(AllocError);
     }
     // Stored before `LIVE`, which the load above acquired.
-    let cache = slot.cache.load(Ordering::Relaxed);
-    // SAFETY: `cache` is live: the slot was `LIVE` after this allocation was counted, so the
+    let cache = cell.cache.load(Ordering::Relaxed);
+    // SAFETY: `cache` is live: the cell was `LIVE` after this allocation was counted, so the
     // registration, if dropped since, found it counted and kept the cache. The call may be made
     // in any context `flags` allows, which is the caller's contract.
     let obj = unsafe {
@@ -511,19 +513,19 @@ fn alloc_object<C: StaticCache>(flags: Flags, node: Node) -> Result<NonNull<u8>,
     Ok(obj)
 }
 
-/// Frees `obj` to `C`'s cache and takes it out of the slot's count.
+/// Frees `obj` to `C`'s cache and takes it out of the cell's count.
 ///
 /// # Safety
 ///
-/// `obj` must be a live object of `C`'s cache counted in its slot (from [`alloc_object`] or
+/// `obj` must be a live object of `C`'s cache counted in its cell (from [`alloc_object`] or
 /// [`CacheRegistration::keep`]), holding no value that needs a drop, not used afterwards.
 #[inline]
 unsafe fn free_object<C: StaticCache>(obj: NonNull<u8>) {
-    let slot = C::slot();
+    let cell = C::cell();
     // Leaves the count once the object is freed.
-    let _uncount = Uncount(&slot.live);
+    let _uncount = Uncount(&cell.live);
     // The pointer was stored before this object was counted, and is never changed again.
-    let cache = slot.cache.load(Ordering::Relaxed);
+    let cache = cell.cache.load(Ordering::Relaxed);
     // SAFETY: `obj` is a live object of `cache`, handed over by the caller. `cache` is valid
     // until `_uncount` is dropped: the object is counted, so the registration has not destroyed
     // the cache, and will not until the count drops.
@@ -577,7 +579,7 @@ unsafe fn realloc<C: StaticCache>(
 
 #[cfg(not(kernel_ge_7_0))]
 // SAFETY: Every allocation is a live object of `C`'s cache (or, for a size of 0, a dangling
-// pointer), valid until it is freed: the slot counts it, and a registration dropped while it is
+// pointer), valid until it is freed: the cell counts it, and a registration dropped while it is
 // counted keeps the cache. Any object of the cache may be passed to any function here.
 unsafe impl<C: StaticCache> Allocator for C {
     #[inline]
@@ -623,7 +625,7 @@ fn node_id(nid: crate::alloc::NumaNode) -> Node {
         .unwrap_or(NUMA_NO_NODE)
 }
 
-/// Takes one object out of its slot's count when dropped.
+/// Takes one object out of its cell's count when dropped.
 struct Uncount<'a>(&'a AtomicUsize);
 
 impl Drop for Uncount<'_> {

@@ -1,11 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! [`ObjBatch`]: up to `N` objects of one cache, allocated and freed in bulk.
+//! [`ObjArray`]: up to `N` objects of one cache, allocated and freed in bulk.
 
 use super::bulk::{alloc_objects, free_objects, init_objects};
 use super::cache::Cache;
+use super::obj_slice::ObjSlice;
 use super::object::Obj;
-use super::objs::Objs;
 use crate::alf_queue::Batch;
 use crate::alloc::Flags;
 use crate::error::{code::*, Result};
@@ -16,25 +16,25 @@ use core::ptr::{self, NonNull};
 /// Up to `N` objects of the cache `'c`, owned together, allocated with one
 /// `kmem_cache_alloc_bulk` and freed with one `kmem_cache_free_bulk`.
 ///
-/// The objects sit in an array of `N` pointers inside the batch (an [`alf_queue::Batch`]), which
-/// is the array the C bulk functions take: the safe path makes the C call and nothing else (plus
-/// dropping the `T`s, for types that need it). Dropping the batch frees every object in it, in
-/// bulk. It dereferences to [`Objs`], for access to the objects. [`ObjBatch::raw_objs`] lends
+/// The objects' pointers sit in an inline array of `N` (an [`alf_queue::Batch`]), which is the
+/// array the C bulk functions take: the safe path makes the C call and nothing else (plus
+/// dropping the `T`s, for types that need it). Dropping the array frees every object in it, in
+/// bulk. It dereferences to [`ObjSlice`], for access to the objects. [`ObjArray::raw_objs`] lends
 /// that array to code that keeps objects of one cache in other containers, such as a pool's
 /// [`alf_queue`] queues, to move them in bulk.
 ///
 /// [`alf_queue`]: crate::alf_queue
 /// [`alf_queue::Batch`]: crate::alf_queue::Batch
 ///
-/// `N` is the capacity, fixed at compile time. A batch is large (`N` words): one for thousands
-/// of objects belongs on the heap, see [`ObjBatch::init_in_place`].
+/// `N` is the capacity, fixed at compile time. An `ObjArray` is large (`N` words): one for
+/// thousands of objects belongs on the heap, see [`ObjArray::init_in_place`].
 ///
 /// Context: bulk allocation and bulk free must be called with IRQs enabled (checked by lockdep
 /// when `CONFIG_PROVE_LOCKING` is set); allocation may sleep if `flags` allow it.
 ///
 /// # Invariants
 ///
-/// The pointers in `objs` are distinct live objects of `cache`, owned by the batch, each
+/// The pointers in `objs` are distinct live objects of `cache`, owned by the array, each
 /// holding a valid `T`.
 ///
 /// # Examples
@@ -56,17 +56,17 @@ use core::ptr::{self, NonNull};
 /// # drop(last);
 /// # Ok::<(), Error>(())
 /// ```
-pub struct ObjBatch<'c, T, const N: usize> {
+pub struct ObjArray<'c, T, const N: usize> {
     cache: &'c Cache<T>,
     objs: Batch<NonNull<T>, N>,
 }
 
-// SAFETY: The batch owns its `T`s (see `Obj`'s `Send`).
-unsafe impl<T: Send, const N: usize> Send for ObjBatch<'_, T, N> {}
-// SAFETY: `&ObjBatch` only gives `&T`.
-unsafe impl<T: Sync, const N: usize> Sync for ObjBatch<'_, T, N> {}
+// SAFETY: The `ObjArray` owns its `T`s (see `Obj`'s `Send`).
+unsafe impl<T: Send, const N: usize> Send for ObjArray<'_, T, N> {}
+// SAFETY: `&ObjArray` only gives `&T`.
+unsafe impl<T: Sync, const N: usize> Sync for ObjArray<'_, T, N> {}
 
-/// The constructors of full [`ObjBatch`]es: bulk allocations from a cache.
+/// The constructors of full [`ObjArray`]s: bulk allocations from a cache.
 impl<T> Cache<T> {
     /// Allocates exactly `N` uninitialised objects in one bulk call.
     ///
@@ -76,9 +76,9 @@ impl<T> Cache<T> {
     pub fn alloc_bulk<const N: usize>(
         &self,
         flags: Flags,
-    ) -> Result<ObjBatch<'_, MaybeUninit<T>, N>> {
+    ) -> Result<ObjArray<'_, MaybeUninit<T>, N>> {
         const { assert!(N > 0, "a bulk allocation needs at least one object") };
-        let mut batch = ObjBatch::new(self.uninit());
+        let mut batch = ObjArray::new(self.uninit());
         batch.alloc(N, flags)?;
         Ok(batch)
     }
@@ -91,13 +91,13 @@ impl<T> Cache<T> {
         &self,
         flags: Flags,
         init: impl FnMut(usize) -> T,
-    ) -> Result<ObjBatch<'_, T, N>> {
+    ) -> Result<ObjArray<'_, T, N>> {
         Ok(self.alloc_bulk::<N>(flags)?.init_with(init))
     }
 }
 
-impl<'c, T, const N: usize> ObjBatch<'c, T, N> {
-    /// Creates an empty batch for objects of `cache`.
+impl<'c, T, const N: usize> ObjArray<'c, T, N> {
+    /// Creates an empty `ObjArray` for objects of `cache`.
     #[inline]
     pub const fn new(cache: &'c Cache<T>) -> Self {
         // INVARIANT: no object.
@@ -107,18 +107,19 @@ impl<'c, T, const N: usize> ObjBatch<'c, T, N> {
         }
     }
 
-    /// Makes an empty batch in place, writing two words and leaving the array uninitialised.
+    /// Makes an empty `ObjArray` in place, writing two words and leaving its pointer array
+    /// uninitialised.
     ///
-    /// Use it to put a large batch on the heap without building it on the stack first:
+    /// Use it to put a large one on the heap without building it on the stack first:
     ///
     /// ```
     /// # use kernel::prelude::*;
     /// use kernel::alloc::{flags::GFP_KERNEL, KBox};
-    /// use kernel::slab_bulk::{CacheFlags, KmemCache, ObjBatch};
+    /// use kernel::slab_bulk::{CacheFlags, KmemCache, ObjArray};
     ///
     /// let cache = KmemCache::<[u8; 256]>::new(c"doc_big_batch", CacheFlags::NONE)?;
-    /// let mut slot = KBox::<ObjBatch<'_, _, 4096>>::new_uninit(GFP_KERNEL)?;
-    /// let batch = ObjBatch::init_in_place(&mut slot, cache.uninit());
+    /// let mut slot = KBox::<ObjArray<'_, _, 4096>>::new_uninit(GFP_KERNEL)?;
+    /// let batch = ObjArray::init_in_place(&mut slot, cache.uninit());
     /// batch.alloc(4096, GFP_KERNEL)?;
     /// assert!(batch.is_full());
     /// batch.free();
@@ -126,7 +127,7 @@ impl<'c, T, const N: usize> ObjBatch<'c, T, N> {
     /// # Ok::<(), Error>(())
     /// ```
     ///
-    /// The batch in `slot` is never dropped by the box: call [`ObjBatch::free`] before the
+    /// The `ObjArray` in `slot` is never dropped by the box: call [`ObjArray::free`] before the
     /// box goes, or the objects leak (safely; the cache then warns when destroyed).
     #[inline]
     pub fn init_in_place<'s>(slot: &'s mut MaybeUninit<Self>, cache: &'c Cache<T>) -> &'s mut Self {
@@ -149,19 +150,19 @@ impl<'c, T, const N: usize> ObjBatch<'c, T, N> {
         self.cache
     }
 
-    /// Returns the number of objects in the batch.
+    /// Returns the number of objects in the array.
     #[inline]
     pub fn len(&self) -> usize {
         self.objs.len()
     }
 
-    /// Returns `true` if the batch holds no object.
+    /// Returns `true` if the array holds no object.
     #[inline]
     pub fn is_empty(&self) -> bool {
         self.objs.is_empty()
     }
 
-    /// Returns `true` if the batch holds `N` objects.
+    /// Returns `true` if the array holds `N` objects.
     #[inline]
     pub fn is_full(&self) -> bool {
         self.objs.is_full()
@@ -179,15 +180,15 @@ impl<'c, T, const N: usize> ObjBatch<'c, T, N> {
         self.objs.as_slice()
     }
 
-    /// Lends out the array of object pointers, for moving objects in bulk between this batch
+    /// Lends out the array of object pointers, for moving objects in bulk between this `ObjArray`
     /// and other containers of the same cache's objects (a per-CPU pool's queues, say) without
     /// wrapping each one in an [`Obj`].
     ///
     /// # Safety
     ///
     /// When the borrow ends, every pointer in the array must be a distinct live object of
-    /// [`ObjBatch::cache`] holding a valid `T`, owned by nobody else; pointers the caller takes
-    /// out, it owns (and must free, or put into a batch or [`Obj`] of that cache).
+    /// [`ObjArray::cache`] holding a valid `T`, owned by nobody else; pointers the caller takes
+    /// out, it owns (and must free, or put into an `ObjArray` or [`Obj`] of that cache).
     ///
     /// # Examples
     ///
@@ -219,9 +220,9 @@ impl<'c, T, const N: usize> ObjBatch<'c, T, N> {
         &mut self.objs
     }
 
-    /// Adds `obj` to the batch.
+    /// Adds `obj` to the array.
     ///
-    /// Hands `obj` back if the batch is full or if `obj` belongs to another cache.
+    /// Hands `obj` back if the array is full or if `obj` belongs to another cache.
     #[inline]
     pub fn push(&mut self, obj: Obj<'c, T>) -> Result<(), Obj<'c, T>> {
         if !ptr::eq(obj.cache(), self.cache) {
@@ -236,20 +237,20 @@ impl<'c, T, const N: usize> ObjBatch<'c, T, N> {
         })
     }
 
-    /// Takes the last object out of the batch.
+    /// Takes the last object out of the array.
     #[inline]
     pub fn pop(&mut self) -> Option<Obj<'c, T>> {
-        // INVARIANT: the object leaves the batch.
+        // INVARIANT: the object leaves the array.
         let ptr = self.objs.pop()?;
         // SAFETY: `ptr` is a live object of `cache` holding a valid `T`, now owned by nobody
         // but the returned `Obj`.
         Some(unsafe { Obj::from_raw(self.cache, ptr) })
     }
 
-    /// Frees every object of the batch with one `kmem_cache_free_bulk`, leaving it empty.
+    /// Frees every object of the array with one `kmem_cache_free_bulk`, leaving it empty.
     ///
     /// Should a `T::drop` panic (in userspace; the kernel aborts), the other `T`s are still
-    /// dropped and every object is freed, once: the batch gives its objects up before it drops
+    /// dropped and every object is freed, once: the array gives its objects up before it drops
     /// any of them. Must be called with IRQs enabled.
     #[inline]
     pub fn free(&mut self) {
@@ -257,35 +258,35 @@ impl<'c, T, const N: usize> ObjBatch<'c, T, N> {
         if len == 0 {
             return;
         }
-        // SAFETY: The batch gives up its objects before any `T` is dropped. INVARIANT: no
+        // SAFETY: The array gives up its objects before any `T` is dropped. INVARIANT: no
         // object.
         unsafe { self.objs.set_len(0) };
-        // SAFETY: The first `len` entries are the batch's objects, distinct, live, of `cache`,
+        // SAFETY: The first `len` entries are the array's objects, distinct, live, of `cache`,
         // each holding a valid `T`, given up just above.
         unsafe { free_objects(self.cache.as_raw(), self.objs.as_mut_ptr(), len) };
     }
 
-    /// Reinterprets the batch for another object type of the same layout.
+    /// Reinterprets the array for another object type of the same layout.
     ///
     /// # Safety
     ///
     /// Every object must hold a valid `U`, and `Cache<U>` must be the same C cache as `cache`.
     #[inline]
-    unsafe fn cast<U>(self) -> ObjBatch<'c, U, N> {
+    unsafe fn cast<U>(self) -> ObjArray<'c, U, N> {
         let this = ManuallyDrop::new(self);
-        let mut out = ObjBatch::new(
+        let mut out = ObjArray::new(
             // SAFETY: Forwarded from the caller: the same cache, suitable for `U`.
             unsafe { Cache::from_raw(this.cache.as_raw()) },
         );
         // INVARIANT: the same objects, now owned by `out`, valid for `U` (caller's contract);
-        // they fit, as both batches hold `N`.
+        // they fit, as both hold `N`.
         out.objs
             .fill_from(this.ptrs().iter().map(|p| p.cast::<U>()));
         out
     }
 }
 
-impl<'c, T, const N: usize> ObjBatch<'c, T, N> {
+impl<'c, T, const N: usize> ObjArray<'c, T, N> {
     /// Bulk-allocates `n` objects into `objs[len..len + n]`, not yet counted in `len`, and
     /// returns `len` (so that the caller need not read it back from memory the callee could
     /// have written, as far as the compiler knows).
@@ -305,10 +306,10 @@ impl<'c, T, const N: usize> ObjBatch<'c, T, N> {
     }
 
     /// Allocates `n` objects in one bulk call, initialises the `i`-th new one to `init(i)` and
-    /// appends them. Errors as [`ObjBatch::alloc`].
+    /// appends them. Errors as [`ObjArray::alloc`].
     ///
     /// All or nothing also if `init` panics (in userspace): the values made so far are dropped,
-    /// the `n` new objects freed, and the batch is left as it was.
+    /// the `n` new objects freed, and the array is left as it was.
     #[inline]
     pub fn alloc_with(&mut self, n: usize, flags: Flags, init: impl FnMut(usize) -> T) -> Result {
         let len = self.alloc_uncounted(n, flags)?;
@@ -324,11 +325,11 @@ impl<'c, T, const N: usize> ObjBatch<'c, T, N> {
     }
 }
 
-impl<'c, T, const N: usize> ObjBatch<'c, MaybeUninit<T>, N> {
+impl<'c, T, const N: usize> ObjArray<'c, MaybeUninit<T>, N> {
     /// Allocates `n` uninitialised objects in one bulk call and appends them.
     ///
     /// All or nothing. Errors: `EINVAL` if `n` is 0 or more than the free room (`N - len`),
-    /// `ENOMEM` if the allocator failed, in which case the batch is unchanged and nothing
+    /// `ENOMEM` if the allocator failed, in which case the array is unchanged and nothing
     /// leaked (the C function frees what it got before failing). IRQs must be enabled.
     #[inline]
     pub fn alloc(&mut self, n: usize, flags: Flags) -> Result {
@@ -339,17 +340,17 @@ impl<'c, T, const N: usize> ObjBatch<'c, MaybeUninit<T>, N> {
         Ok(())
     }
 
-    /// Initialises every object, object `i` to `init(i)`, and returns the initialised batch.
+    /// Initialises every object, object `i` to `init(i)`, and returns the initialised objects.
     ///
     /// Should `init` panic (in userspace), the values made so far are dropped and every object
     /// is freed.
     #[inline]
-    pub fn init_with(self, init: impl FnMut(usize) -> T) -> ObjBatch<'c, T, N> {
-        // The batch is not dropped: `init_objects` owns its objects until they are initialised,
+    pub fn init_with(self, init: impl FnMut(usize) -> T) -> ObjArray<'c, T, N> {
+        // The array is not dropped: `init_objects` owns its objects until they are initialised,
         // and frees them should `init` panic.
         let mut this = ManuallyDrop::new(self);
         let len = this.len();
-        // SAFETY: The batch's `len` objects are distinct live objects of `cache`, large enough
+        // SAFETY: The array's `len` objects are distinct live objects of `cache`, large enough
         // for a `T` (the same layout as `MaybeUninit<T>`), handed over (`this` is not dropped).
         unsafe {
             init_objects(
@@ -365,26 +366,26 @@ impl<'c, T, const N: usize> ObjBatch<'c, MaybeUninit<T>, N> {
     }
 }
 
-impl<T, const N: usize> Deref for ObjBatch<'_, T, N> {
-    type Target = Objs<T>;
+impl<T, const N: usize> Deref for ObjArray<'_, T, N> {
+    type Target = ObjSlice<T>;
 
     #[inline]
-    fn deref(&self) -> &Objs<T> {
-        // SAFETY: The batch's pointers are distinct live objects holding a valid `T`, owned by
-        // the batch (type invariant), which the shared borrow keeps from changing them.
-        unsafe { Objs::from_ptrs(self.ptrs()) }
+    fn deref(&self) -> &ObjSlice<T> {
+        // SAFETY: The array's pointers are distinct live objects holding a valid `T`, owned by
+        // the array (type invariant), which the shared borrow keeps from changing them.
+        unsafe { ObjSlice::from_ptrs(self.ptrs()) }
     }
 }
 
-impl<T, const N: usize> DerefMut for ObjBatch<'_, T, N> {
+impl<T, const N: usize> DerefMut for ObjArray<'_, T, N> {
     #[inline]
-    fn deref_mut(&mut self) -> &mut Objs<T> {
+    fn deref_mut(&mut self) -> &mut ObjSlice<T> {
         // SAFETY: As in `deref`; the borrow is unique.
-        unsafe { Objs::from_ptrs_mut(self.objs.as_mut_slice()) }
+        unsafe { ObjSlice::from_ptrs_mut(self.objs.as_mut_slice()) }
     }
 }
 
-impl<T, const N: usize> Drop for ObjBatch<'_, T, N> {
+impl<T, const N: usize> Drop for ObjArray<'_, T, N> {
     #[inline]
     fn drop(&mut self) {
         self.free();
