@@ -57,6 +57,15 @@ matches() {
 	return 1
 }
 
+# spdx_python: Debian's python3 with the modules checkpatch's scripts/spdxcheck.py imports
+# (installed on the host if missing, as toolchain.sh installs debootstrap).
+spdx_python() {
+	/usr/bin/python3 -c 'import ply, git' 2>/dev/null && return
+	log "installing python3-ply and python3-git on the host, for checkpatch's SPDX check"
+	apt-get install -y python3-ply python3-git >/dev/null ||
+		die "apt-get install python3-ply python3-git failed: checkpatch could not check SPDX tags"
+}
+
 # owner FILE: the patch (name without number) that adds FILE, or "-" for a project-only file.
 owner() {
 	local line found="" -
@@ -145,9 +154,12 @@ write() {
 	n=$(find "$out" -name '[0-9]*.patch' ! -name '0000-*' | wc -l)
 
 	# checkpatch.pl --strict on each patch, run in the applied tree (as a maintainer would).
+	# Its SPDX check runs scripts/spdxcheck.py with the python3 on PATH, which needs the ply and
+	# git modules: Debian's python3 with them goes first.
+	spdx_python
 	local patches=()
 	for p in "$out"/[0-9]*.patch; do case ${p##*/} in 0000-*) ;; *) patches+=("$p") ;; esac; done
-	(cd "$repo" && perl scripts/checkpatch.pl --strict --show-types "${patches[@]}") \
+	(cd "$repo" && PATH=/usr/bin:$PATH perl scripts/checkpatch.pl --strict --show-types "${patches[@]}") \
 		>"$out/checkpatch.txt" 2>&1 || true
 	# get_maintainer.pl on each patch: whom to send it to.
 	: >"$out/get_maintainer.txt"
