@@ -8,12 +8,13 @@
 //! what the pool holds: every object of the test's cache is either out (a [`PoolObj`]) or in one
 //! of the pool's queues, and none is left once the pool is dropped.
 //!
-//! The tests move between CPUs and contexts through four functions with one implementation per
+//! The tests move between CPUs and contexts through three functions with one implementation per
 //! world: [`on_cpu`] (the kernel: `work_on_cpu()`, a kworker bound to the CPU), [`in_softirq`]
-//! (the kernel: a work item on `system_bh_wq`, which runs in softirq context on that CPU),
-//! [`irqs_off`] (`local_irq_disable()`, the context every hard-IRQ handler runs in) and
-//! [`online_cpus`]. On a kernel with one CPU the cross-CPU steps run on CPU 0.
+//! (the kernel: a work item on `system_bh_wq`, which runs in softirq context on that CPU) and
+//! [`irqs_off`] (`local_irq_disable()`, the context every hard-IRQ handler runs in); they count
+//! the CPUs with [`ffi::online_cpus`]. On a kernel with one CPU the cross-CPU steps run on CPU 0.
 
+use super::ffi;
 use super::{BhGuard, PoolObj, QMemPool};
 use crate::alloc::flags::GFP_ATOMIC;
 #[cfg(CONFIG_FAILSLAB)]
@@ -30,19 +31,9 @@ use core::sync::atomic::{AtomicUsize, Ordering};
 macro_rules! check {
     ($cond:expr) => {{
         #[cfg(not(kernel_ge_7_0))]
-        $crate::kunit_assert!(
-            "rust_qmempool",
-            "qmempool/selftest.rs",
-            0,
-            failed($cond)
-        );
+        $crate::kunit_assert!("rust_qmempool", "qmempool/selftest.rs", 0, failed($cond));
         #[cfg(kernel_ge_7_0)]
-        $crate::kunit_assert!(
-            "rust_qmempool",
-            c"qmempool/selftest.rs",
-            0,
-            failed($cond)
-        );
+        $crate::kunit_assert!("rust_qmempool", c"qmempool/selftest.rs", 0, failed($cond));
     }};
 }
 
@@ -128,7 +119,7 @@ fn cache<T>() -> Option<KmemCache<T>> {
 
 /// The CPU the cross-CPU steps move to: 1, or 0 on a kernel with one CPU.
 fn other_cpu() -> u32 {
-    if online_cpus() > 1 {
+    if ffi::online_cpus() > 1 {
         1
     } else {
         0
@@ -513,7 +504,7 @@ pub(crate) fn drop_returns_everything() {
         check!(false);
         return;
     };
-    for cpu in 0..online_cpus().min(4) {
+    for cpu in 0..ffi::online_cpus().min(4) {
         on_cpu(cpu, &mut || {
             let mut objs: [Option<SmallObj<'_, [u8; 200]>>; 30] = core::array::from_fn(|_| None);
             for slot in objs.iter_mut() {
@@ -585,8 +576,7 @@ pub(crate) fn shrinker_frees_what_is_free() {
 /// `/sys/devices/system/cpu/cpu1/online` calls) and brought back (`add_cpu()`).
 #[cfg(CONFIG_HOTPLUG_CPU)]
 pub(crate) fn offline_cpu_hands_back() {
-    use crate::bindings;
-    if online_cpus() < 2 {
+    if ffi::online_cpus() < 2 {
         return;
     }
     let Some(cache) = cache::<u64>() else {
@@ -606,15 +596,13 @@ pub(crate) fn offline_cpu_hands_back() {
     });
     // 16 came from the cache in two bulks; one is out, 15 are in CPU 1's queue.
     check!(kept.is_some() && held_at(&pool, 1) == (0, 15) && in_use(&cache) == 16);
-    // SAFETY: Process context; CPU 1 is online and not the boot CPU.
-    let down = unsafe { bindings::remove_cpu(1) };
+    let down = ffi::remove_cpu(1);
     check!(down == 0);
     if down == 0 {
         check!(held_at(&pool, 1) == (0, 0));
         check!(in_use(&cache) == 1);
-        // SAFETY: Process context; CPU 1 was taken offline above.
-        check!(unsafe { bindings::add_cpu(1) } == 0);
-        check!(online_cpus() >= 2);
+        check!(ffi::add_cpu(1) == 0);
+        check!(ffi::online_cpus() >= 2);
     }
     on_cpu(1, &mut || {
         let obj = pool.alloc(5, GFP_ATOMIC);
@@ -624,20 +612,6 @@ pub(crate) fn offline_cpu_hands_back() {
     drop(kept);
     drop(pool);
     check!(in_use(&cache) == 0);
-}
-
-/// Reads `current->fail_nth`.
-#[cfg(CONFIG_FAILSLAB)]
-fn fail_nth() -> u32 {
-    // SAFETY: `get_current()` is the running task, alive while it runs this.
-    unsafe { (*crate::bindings::get_current()).fail_nth }
-}
-
-/// Arms `current->fail_nth`: the `nth` fault point this task reaches will fail.
-#[cfg(CONFIG_FAILSLAB)]
-fn set_fail_nth(nth: u32) {
-    // SAFETY: As in `fail_nth`; only the task itself writes its own `fail_nth` here.
-    unsafe { (*crate::bindings::get_current()).fail_nth = nth };
 }
 
 /// Every fault point of a sequence of allocations that refills from the cache: a failed refill
@@ -657,7 +631,7 @@ pub(crate) fn refill_enomem() {
         let (mut failures, mut out) = (0, 0);
         // The test runs in task context, where the refill runs with bottom halves disabled:
         // the slab's `failslab` point is reached by this task.
-        set_fail_nth(nth);
+        ffi::set_fail_nth(nth);
         for slot in objs.iter_mut() {
             let before = (in_use(&cache), held(&pool));
             match pool.alloc(7, GFP_ATOMIC) {
@@ -676,8 +650,8 @@ pub(crate) fn refill_enomem() {
             }
             check!(in_use(&cache) == out + held(&pool));
         }
-        let fired = fail_nth() == 0;
-        set_fail_nth(0);
+        let fired = ffi::fail_nth() == 0;
+        ffi::set_fail_nth(0);
         check!(failures <= 1 && (failures == 0 || fired));
         // The pool works after a failure.
         let again = pool.alloc(8, GFP_ATOMIC);
@@ -751,7 +725,7 @@ pub(crate) fn cpus_in_parallel() {
         check!(false);
         return;
     };
-    let cpus = online_cpus();
+    let cpus = ffi::online_cpus();
     let (txs, rxs): (Vec<_>, Vec<_>) = (0..cpus)
         .map(|_| mpsc::channel::<SmallObj<'_, [u64; 4]>>())
         .unzip();
@@ -782,12 +756,6 @@ pub(crate) fn cpus_in_parallel() {
     check!(in_use(&cache) == held(&pool));
     drop(pool);
     check!(in_use(&cache) == 0);
-}
-
-/// The number of online CPUs.
-fn online_cpus() -> u32 {
-    // SAFETY: `num_online_cpus` reads the online mask.
-    unsafe { crate::bindings::num_online_cpus() }
 }
 
 /// Runs `f` in task context on CPU `cpu`, and waits for it.
@@ -824,18 +792,12 @@ fn on_cpu(cpu: u32, f: &mut dyn FnMut()) {
         f();
         0
     }
-    let cpu = if cpu < online_cpus() { cpu } else { 0 };
+    let cpu = if cpu < ffi::online_cpus() { cpu } else { 0 };
     let before = FAILED.load(Ordering::Relaxed);
     let mut f = f;
     // SAFETY: `call` matches `arg`, which lives until `work_on_cpu` has returned, having waited
     // for the call; the test runs in process context, where `work_on_cpu` may sleep.
-    unsafe {
-        crate::bindings::work_on_cpu(
-            cpu as crate::ffi::c_int,
-            Some(call),
-            core::ptr::addr_of_mut!(f).cast(),
-        )
-    };
+    unsafe { ffi::work_on_cpu(cpu, call, core::ptr::addr_of_mut!(f).cast()) };
     check_elsewhere(before);
 }
 
@@ -843,7 +805,7 @@ fn on_cpu(cpu: u32, f: &mut dyn FnMut()) {
 #[cfg(not(test))]
 #[repr(C)]
 struct BhWork<'a> {
-    work: crate::bindings::work_struct,
+    work: ffi::work_struct,
     f: &'a mut dyn FnMut(),
 }
 
@@ -852,25 +814,24 @@ struct BhWork<'a> {
 #[cfg(not(test))]
 fn in_softirq(cpu: u32, f: &mut dyn FnMut()) -> bool {
     use crate::alloc::{flags::GFP_KERNEL, KBox};
-    use crate::bindings;
 
     /// Runs the closure of the `BhWork` that `work` is the first field of.
     ///
     /// # Safety
     ///
     /// `work` is the first field of a live `BhWork` that nothing else uses during the call.
-    unsafe extern "C" fn run(work: *mut bindings::work_struct) {
+    unsafe extern "C" fn run(work: *mut ffi::work_struct) {
         // SAFETY: `work` is the first field of a `repr(C)` `BhWork`, which `in_softirq` keeps
         // alive and leaves alone until the work has run (`flush_work`).
         let w = unsafe { &mut *work.cast::<BhWork<'_>>() };
         (w.f)();
     }
     /// The work items' lockdep class (a static object, as `INIT_WORK` makes).
-    static mut KEY: bindings::lock_class_key =
+    static mut KEY: ffi::lock_class_key =
         // SAFETY: All-zero is what a C `static struct lock_class_key` starts as.
         unsafe { core::mem::zeroed() };
 
-    if cpu >= online_cpus() {
+    if cpu >= ffi::online_cpus() {
         return false;
     }
     let Ok(mut w) = KBox::new(
@@ -885,18 +846,12 @@ fn in_softirq(cpu: u32, f: &mut dyn FnMut()) -> bool {
     };
     let before = FAILED.load(Ordering::Relaxed);
     let work = core::ptr::addr_of_mut!(w.work);
-    // SAFETY: `work` is valid and not queued; `run` matches it; the name is a static C string
-    // and `KEY` a static object.
+    // SAFETY: `work` is valid and not queued; `run` matches it; `KEY` is a static object.
+    // The work item lives until `flush_work` has waited for it to run; process context.
     unsafe {
-        bindings::init_work_with_key(
-            work,
-            Some(run),
-            false,
-            c"rust_qmempool_bh".to_bytes_with_nul().as_ptr().cast(),
-            core::ptr::addr_of_mut!(KEY),
-        );
-        bindings::queue_work_on(cpu as crate::ffi::c_int, bindings::system_bh_wq, work);
-        bindings::flush_work(work);
+        ffi::init_work(work, run, c"rust_qmempool_bh", core::ptr::addr_of_mut!(KEY));
+        ffi::queue_bh_work_on(cpu, work);
+        ffi::flush_work(work);
     }
     check_elsewhere(before);
     true
@@ -907,8 +862,8 @@ fn in_softirq(cpu: u32, f: &mut dyn FnMut()) -> bool {
 fn irqs_off(f: &mut dyn FnMut()) {
     // SAFETY: Paired with `local_irq_enable` below; the test runs with IRQs enabled, and `f`
     // neither sleeps nor leaves IRQs in another state.
-    unsafe { crate::bindings::local_irq_disable() };
+    unsafe { ffi::local_irq_disable() };
     f();
     // SAFETY: As above.
-    unsafe { crate::bindings::local_irq_enable() };
+    unsafe { ffi::local_irq_enable() };
 }
