@@ -478,19 +478,13 @@ impl kernel::Module for QMemPoolBench {
             SHARED_DEFAULT
         );
         bench::header("qmempool", Variant::NAMES, &p.outstanding, p.runs);
-        for n in p.outstanding.iter() {
-            let loops = (p.objs as usize / n).max(1);
-            for run in 0..=p.runs {
-                for i in 0..Variant::ALL.len() {
-                    let variant = Variant::ALL[(i + run as usize) % Variant::ALL.len()];
-                    let r = s.measure(variant, n, loops)?;
-                    // Run 0 warms the caches up and is not reported.
-                    if run > 0 {
-                        bench::report("qmempool", variant.name(), n, run, &r);
-                    }
-                }
-            }
-        }
+        bench::sweep!(
+            "qmempool",
+            p.outstanding,
+            p.objs,
+            p.runs,
+            |variant, n, loops| s.measure(variant, n, loops)?
+        );
         bench::done("qmempool");
         Ok(QMemPoolBench)
     }
