@@ -34,19 +34,9 @@ use core::sync::atomic::{AtomicUsize, Ordering};
 macro_rules! check {
     ($cond:expr) => {{
         #[cfg(not(kernel_ge_7_0))]
-        $crate::kunit_assert!(
-            "rust_slab_bulk",
-            "slab_bulk/selftest.rs",
-            0,
-            $cond
-        );
+        $crate::kunit_assert!("rust_slab_bulk", "slab_bulk/selftest.rs", 0, $cond);
         #[cfg(kernel_ge_7_0)]
-        $crate::kunit_assert!(
-            "rust_slab_bulk",
-            c"slab_bulk/selftest.rs",
-            0,
-            $cond
-        );
+        $crate::kunit_assert!("rust_slab_bulk", c"slab_bulk/selftest.rs", 0, $cond);
     }};
 }
 
