@@ -139,6 +139,46 @@ pub(crate) fn header(bench: &str, names: &str, bulk: &List, runs: u32) {
     );
 }
 
+/// Times every variant at each size `n` of `sizes`, `runs` times after one untimed warm-up, and
+/// reports each timed run:
+///
+/// ```ignore
+/// bench::sweep!("skb_free", p.bulk, p.objs, p.runs, |variant, n, rounds| {
+///     measure(&mut round, &p, variant, n, rounds)
+/// });
+/// ```
+///
+/// The closure-like body is an expression giving the [`Run`] of `loops` rounds of `n` objects
+/// the way `variant` says (a `Variant` of the sample's [`variants!`]), `loops` being `objs / n`
+/// (at least 1); `?` in it leaves the caller. Each repetition starts one variant further on in
+/// `Variant::ALL`, so that a variant's place in the sequence (after another one filled a cache)
+/// cannot pass for its cost.
+///
+/// A macro, not a function taking a closure: it expands, inside `init`, to the loops a sample
+/// would write, so that `init`, which inlines the code around some timed calls, and the code
+/// placed after it (the C object) stay as they are.
+macro_rules! sweep {
+    (
+        $bench:literal, $sizes:expr, $objs:expr, $runs:expr,
+        |$variant:ident, $n:ident, $loops:ident| $measure:expr $(,)?
+    ) => {
+        for $n in $sizes.iter() {
+            let $loops = ($objs as usize / $n).max(1);
+            for run in 0..=$runs {
+                for i in 0..Variant::ALL.len() {
+                    let $variant = Variant::ALL[(i + run as usize) % Variant::ALL.len()];
+                    let r = $measure;
+                    // Run 0 warms the caches up and is not reported.
+                    if run > 0 {
+                        crate::bench::report($bench, $variant.name(), $n, run, &r);
+                    }
+                }
+            }
+        }
+    };
+}
+pub(crate) use sweep;
+
 /// Declares a sample's variants, once: the enum, every variant in the order a repetition
 /// starts from, and the name in the result lines.
 ///

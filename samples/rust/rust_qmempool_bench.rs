@@ -113,7 +113,6 @@ extern "C" {
         localq_sz: u32,
         sharedq_sz: u32,
     ) -> *mut c_void;
-    fn rust_qmempool_bench_cpool_free(pool: *mut c_void);
     fn rust_qmempool_bench_cpool_run(
         pool: *mut c_void,
         objs: *mut *mut c_void,
@@ -121,14 +120,15 @@ extern "C" {
         loops: c_ulong,
         bh_held: bool,
     ) -> c_ulong;
+    fn rust_qmempool_bench_cpool_free(pool: *mut c_void);
     fn rust_qmempool_bench_objpool_new(objs_per_cpu: c_int, object_size: c_int) -> *mut c_void;
-    fn rust_qmempool_bench_objpool_free(head: *mut c_void);
     fn rust_qmempool_bench_objpool_run(
         head: *mut c_void,
         objs: *mut *mut c_void,
         n: c_int,
         loops: c_ulong,
     ) -> c_ulong;
+    fn rust_qmempool_bench_objpool_free(head: *mut c_void);
     #[cfg(kernel_ge_7_0)]
     fn rust_qmempool_bench_sheaf_run(
         s: *mut bindings::kmem_cache,
@@ -136,6 +136,16 @@ extern "C" {
         n: c_int,
         loops: c_ulong,
     ) -> c_ulong;
+}
+
+/// What a constructor of the C side returned, or `ENOMEM` if that is NULL (it failed).
+#[inline(always)]
+fn made(ptr: *mut c_void) -> Result<*mut c_void> {
+    if ptr.is_null() {
+        Err(ENOMEM)
+    } else {
+        Ok(ptr)
+    }
 }
 
 /// A C reference pool, freed (with its objects) on drop.
@@ -150,16 +160,13 @@ impl CPool {
     fn new(cache: &Cache<Object>) -> Result<Self> {
         // SAFETY: `cache` is live for the pool's life (the pool is dropped first); process
         // context, where the constructor may allocate with `GFP_KERNEL`.
-        let ptr = unsafe {
+        let ptr = made(unsafe {
             rust_qmempool_bench_cpool_new(
                 cache.as_raw(),
                 LOCAL_DEFAULT as u32,
                 SHARED_DEFAULT as u32,
             )
-        };
-        if ptr.is_null() {
-            return Err(ENOMEM);
-        }
+        })?;
         // INVARIANT: a new pool.
         Ok(Self(ptr))
     }
@@ -183,12 +190,9 @@ struct ObjPool(*mut c_void);
 impl ObjPool {
     fn new(per_cpu: usize) -> Result<Self> {
         // SAFETY: Process context, where the constructor may allocate with `GFP_KERNEL`.
-        let ptr = unsafe {
+        let ptr = made(unsafe {
             rust_qmempool_bench_objpool_new(per_cpu as c_int, mem::size_of::<Object>() as c_int)
-        };
-        if ptr.is_null() {
-            return Err(ENOMEM);
-        }
+        })?;
         // INVARIANT: a new pool, nothing popped.
         Ok(Self(ptr))
     }
@@ -315,21 +319,22 @@ fn bulk(batch: &mut ObjArray<'_, Raw, MAX_OUT>, n: usize, loops: usize) -> usize
     done
 }
 
+/// The arguments of a C timed loop for `loops` rounds of `objs.len()` objects, in `objs`: the
+/// array, its length and the rounds, as C takes them.
+#[inline(always)]
+fn c_args(objs: &mut [*mut c_void], loops: usize) -> (*mut *mut c_void, c_int, c_ulong) {
+    (objs.as_mut_ptr(), objs.len() as c_int, loops as c_ulong)
+}
+
 /// `sheaf_prefill` (7.x).
 #[cfg(kernel_ge_7_0)]
 #[inline(never)]
 fn sheaf_prefill(cache: &SheafCache, objs: &mut [*mut c_void], loops: usize) -> usize {
-    // SAFETY: The cache is live and holds `Object`s (type invariant); `objs` has room for its
-    // length and holds nothing the call could leak (it frees every object it allocates before
-    // it returns); process context, where the loop may allocate with `GFP_KERNEL`.
-    let done = unsafe {
-        rust_qmempool_bench_sheaf_run(
-            cache.0,
-            objs.as_mut_ptr(),
-            objs.len() as c_int,
-            loops as c_ulong,
-        )
-    };
+    let (objs, n, loops) = c_args(objs, loops);
+    // SAFETY: The cache is live and holds `Object`s (type invariant); `objs` has room for `n`
+    // and holds nothing the call could leak (it frees every object it allocates before it
+    // returns); process context, where the loop may allocate with `GFP_KERNEL`.
+    let done = unsafe { rust_qmempool_bench_sheaf_run(cache.0, objs, n, loops) };
     done as usize
 }
 
@@ -340,17 +345,10 @@ fn c_pool(pool: &CPool, objs: &mut [*mut c_void], loops: usize, bh: bool) -> usi
     if bh && guard.is_none() {
         return 0;
     }
-    // SAFETY: The pool is live (type invariant); `objs` has room for its length; with `bh`,
-    // bottom halves are disabled around the call (`guard`).
-    let done = unsafe {
-        rust_qmempool_bench_cpool_run(
-            pool.0,
-            objs.as_mut_ptr(),
-            objs.len() as c_int,
-            loops as c_ulong,
-            bh,
-        )
-    };
+    let (objs, n, loops) = c_args(objs, loops);
+    // SAFETY: The pool is live (type invariant); `objs` has room for `n`; with `bh`, bottom
+    // halves are disabled around the call (`guard`).
+    let done = unsafe { rust_qmempool_bench_cpool_run(pool.0, objs, n, loops, bh) };
     drop(guard);
     done as usize
 }
@@ -358,15 +356,9 @@ fn c_pool(pool: &CPool, objs: &mut [*mut c_void], loops: usize, bh: bool) -> usi
 /// `objpool`: the timed loop is C's, which pushes back every object it popped.
 #[inline(never)]
 fn objpool(pool: &mut ObjPool, objs: &mut [*mut c_void], loops: usize) -> usize {
-    // SAFETY: The pool is live (type invariant); `objs` has room for its length; any context.
-    let done = unsafe {
-        rust_qmempool_bench_objpool_run(
-            pool.0,
-            objs.as_mut_ptr(),
-            objs.len() as c_int,
-            loops as c_ulong,
-        )
-    };
+    let (objs, n, loops) = c_args(objs, loops);
+    // SAFETY: The pool is live (type invariant); `objs` has room for `n`; any context.
+    let done = unsafe { rust_qmempool_bench_objpool_run(pool.0, objs, n, loops) };
     done as usize
 }
 
@@ -486,19 +478,13 @@ impl kernel::Module for QMemPoolBench {
             SHARED_DEFAULT
         );
         bench::header("qmempool", Variant::NAMES, &p.outstanding, p.runs);
-        for n in p.outstanding.iter() {
-            let loops = (p.objs as usize / n).max(1);
-            for run in 0..=p.runs {
-                for i in 0..Variant::ALL.len() {
-                    let variant = Variant::ALL[(i + run as usize) % Variant::ALL.len()];
-                    let r = s.measure(variant, n, loops)?;
-                    // Run 0 warms the caches up and is not reported.
-                    if run > 0 {
-                        bench::report("qmempool", variant.name(), n, run, &r);
-                    }
-                }
-            }
-        }
+        bench::sweep!(
+            "qmempool",
+            p.outstanding,
+            p.objs,
+            p.runs,
+            |variant, n, loops| s.measure(variant, n, loops)?
+        );
         bench::done("qmempool");
         Ok(QMemPoolBench)
     }

@@ -61,29 +61,10 @@ static struct alf_ref_queue *cpool_queue_new(u32 size)
 }
 
 /* The queue operations of the pool: each bulk copied slot by slot. */
-static __always_inline u32 cq_mp_enqueue(struct alf_ref_queue *q, void **objs,
-					 u32 n)
-{
-	return alf_ref_mp_enqueue(q, objs, n, false);
-}
-
-static __always_inline u32 cq_mc_dequeue(struct alf_ref_queue *q, void **objs,
-					 u32 n)
-{
-	return alf_ref_mc_dequeue(q, objs, n, false);
-}
-
-static __always_inline u32 cq_sp_enqueue(struct alf_ref_queue *q, void **objs,
-					 u32 n)
-{
-	return alf_ref_sp_enqueue(q, objs, n, false);
-}
-
-static __always_inline u32 cq_sc_dequeue(struct alf_ref_queue *q, void **objs,
-					 u32 n)
-{
-	return alf_ref_sc_dequeue(q, objs, n, false);
-}
+#define cq_mp_enqueue(q, objs, n) alf_ref_mp_enqueue(q, objs, n, false)
+#define cq_mc_dequeue(q, objs, n) alf_ref_mc_dequeue(q, objs, n, false)
+#define cq_sp_enqueue(q, objs, n) alf_ref_sp_enqueue(q, objs, n, false)
+#define cq_sc_dequeue(q, objs, n) alf_ref_sc_dequeue(q, objs, n, false)
 
 /* Every element of every queue goes back to the slab. */
 void rust_qmempool_bench_cpool_free(struct rust_qmempool_bench_cpool *pool)

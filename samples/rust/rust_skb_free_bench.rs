@@ -393,22 +393,9 @@ impl kernel::Module for SkbFreeBench {
             BUDGET
         );
         bench::header("skb_free", Variant::NAMES, &p.bulk, p.runs);
-        for n in p.bulk.iter() {
-            let rounds = (p.objs as usize / n).max(1);
-            for run in 0..=p.runs {
-                // The order rotates from one repetition to the next, so that a variant's place
-                // in the sequence (after another variant filled the NAPI cache) cannot pass for
-                // its cost.
-                for i in 0..Variant::ALL.len() {
-                    let variant = Variant::ALL[(i + run as usize) % Variant::ALL.len()];
-                    let r = measure(&mut round, &p, variant, n, rounds);
-                    // Run 0 warms the caches up and is not reported.
-                    if run > 0 {
-                        bench::report("skb_free", variant.name(), n, run, &r);
-                    }
-                }
-            }
-        }
+        bench::sweep!("skb_free", p.bulk, p.objs, p.runs, |variant, n, rounds| {
+            measure(&mut round, &p, variant, n, rounds)
+        });
         bench::done("skb_free");
         Ok(SkbFreeBench)
     }

@@ -40,54 +40,38 @@ impl<T, const L: usize, const S: usize, const B: usize> Citizen<T, L, S, B> {
 #[cfg(CONFIG_RUST)]
 mod kernel {
     use super::super::context::BhGuard;
+    use super::super::ffi::{self, cpuhp_state, hlist_node, shrink_control, shrinker, work_struct};
     use super::super::percpu::{possible_cpus, PerCpu};
     use super::super::pool::{Local, Raw};
     use crate::alf_queue::MpmcQueue;
     use crate::alloc::{flags::GFP_KERNEL, KBox};
-    use crate::bindings;
     use crate::error::{code::*, to_result, Result};
     use crate::ffi::{c_int, c_uint, c_ulong, c_void};
     use crate::slab_bulk::{Cache, ObjArray};
     use crate::types::Opaque;
     use core::mem::{self, MaybeUninit};
     use core::ptr::{self, NonNull};
-    use core::sync::atomic::{AtomicI32, AtomicUsize, Ordering};
+    use core::sync::atomic::{AtomicI32, Ordering};
 
     /// The dynamic CPU hotplug state of every pool (0 until the first pool sets it up). It is
     /// never removed: the `kernel` crate is built in, and so is the callback.
     static STATE: AtomicI32 = AtomicI32::new(0);
 
     /// Returns the pools' CPU hotplug state, setting it up on first use. Process context.
-    fn hotplug_state() -> Result<bindings::cpuhp_state> {
+    fn hotplug_state() -> Result<cpuhp_state> {
         let state = STATE.load(Ordering::Acquire);
         if state > 0 {
             return Ok(state);
         }
-        type Multi = unsafe extern "C" fn(c_uint, *mut bindings::hlist_node) -> c_int;
-        type Single = unsafe extern "C" fn(c_uint) -> c_int;
-        // SAFETY: As `cpuhp_setup_state_multi()` does in C: a multi-instance state keeps its
-        // callbacks as the single-instance type and calls them as the multi-instance one, which
-        // is `cpu_dead`'s type; both are function pointers of one size.
-        let teardown = unsafe { mem::transmute::<Multi, Single>(cpu_dead) };
-        // SAFETY: The name is a static C string; the state is dynamic, multi-instance, with a
-        // teardown only, and no instance yet (nothing is called now). Process context.
-        let new = unsafe {
-            bindings::__cpuhp_setup_state(
-                bindings::cpuhp_state_CPUHP_BP_PREPARE_DYN,
-                c"rust/qmempool:dead".to_bytes_with_nul().as_ptr().cast(),
-                false,
-                None,
-                Some(teardown),
-                true,
-            )
-        };
+        let new = ffi::cpuhp_setup_dead_multi(c"rust/qmempool:dead", cpu_dead);
         to_result(new)?;
         match STATE.compare_exchange(0, new, Ordering::AcqRel, Ordering::Acquire) {
             Ok(_) => Ok(new),
             Err(other) => {
                 // Another pool set one up meanwhile: give this one back (it has no instance).
-                // SAFETY: `new` was set up above and nothing else knows of it.
-                unsafe { bindings::__cpuhp_remove_state(new, false) };
+                // SAFETY: `new` was set up above, has no instance, and nothing else knows of it;
+                // process context.
+                unsafe { ffi::cpuhp_remove_state(new) };
                 Ok(other)
             }
         }
@@ -102,7 +86,7 @@ mod kernel {
     /// `drain_dead`.
     #[repr(C)]
     struct Header {
-        node: Opaque<bindings::hlist_node>,
+        node: Opaque<hlist_node>,
         dead: unsafe fn(*const Header, u32),
     }
 
@@ -112,7 +96,7 @@ mod kernel {
     /// # Safety
     ///
     /// Called by the CPU hotplug core only, with the `node` of a registered [`Header`].
-    unsafe extern "C" fn cpu_dead(cpu: c_uint, node: *mut bindings::hlist_node) -> c_int {
+    unsafe extern "C" fn cpu_dead(cpu: c_uint, node: *mut hlist_node) -> c_int {
         let header = node.cast::<Header>().cast_const();
         // SAFETY: `node` is the first field of a `repr(C)` `Header`, registered until its
         // `Citizen` is dropped, which waits for this callback (the hotplug lock); `dead` is its
@@ -129,7 +113,7 @@ mod kernel {
     /// of the `Citizen<T, L, S, B>` at `owner`.
     #[repr(C)]
     struct Work {
-        work: Opaque<bindings::work_struct>,
+        work: Opaque<work_struct>,
         owner: *const c_void,
     }
 
@@ -146,31 +130,26 @@ mod kernel {
     #[repr(C)]
     pub(in super::super) struct Citizen<T, const L: usize, const S: usize, const B: usize> {
         header: Header,
-        state: bindings::cpuhp_state,
+        state: cpuhp_state,
         cache: NonNull<Cache<MaybeUninit<T>>>,
         shared: NonNull<MpmcQueue<Raw<T>, S>>,
         local: NonNull<c_void>,
-        shrinker: NonNull<bindings::shrinker>,
+        shrinker: NonNull<shrinker>,
         works: PerCpu<Work>,
     }
 
     /// The work items' lockdep class (a static object, as `INIT_WORK` makes).
-    static mut KEY: bindings::lock_class_key =
+    static mut KEY: ffi::lock_class_key =
         // SAFETY: All-zero is what a C `static struct lock_class_key` starts as.
         unsafe { mem::zeroed() };
 
-    /// Whether CPU `cpu` is online (`cpu_online()`, a read of the online mask).
-    fn cpu_online(cpu: u32) -> bool {
-        const BITS: usize = usize::BITS as usize;
-        let cpu = cpu as usize;
-        // SAFETY: The online mask is a static array of `c_ulong` (`usize` on the kernel's
-        // targets) with a bit per possible CPU; hotplug writes it atomically, so it is read
-        // with an atomic load.
-        let word = unsafe {
-            let bits = ptr::addr_of_mut!(bindings::__cpu_online_mask.bits).cast::<usize>();
-            AtomicUsize::from_ptr(bits.add(cpu / BITS)).load(Ordering::Relaxed)
-        };
-        word & (1 << (cpu % BITS)) != 0
+    /// Iterates over the online CPUs (`for_each_online_cpu`).
+    #[inline(always)]
+    fn online_cpus() -> impl Iterator<Item = u32> {
+        possible_cpus().filter(|&cpu| {
+            // SAFETY: A possible CPU.
+            unsafe { ffi::cpu_online(cpu) }
+        })
     }
 
     impl<T, const L: usize, const S: usize, const B: usize> Citizen<T, L, S, B> {
@@ -191,11 +170,8 @@ mod kernel {
                     owner: ptr::null(),
                 });
             })?;
-            // SAFETY: The flags and format are valid (no memcg or NUMA awareness, a name
-            // without conversions); process context.
-            let shrinker = unsafe {
-                bindings::shrinker_alloc(0, c"rust-qmempool".to_bytes_with_nul().as_ptr().cast())
-            };
+            // SAFETY: The name has no conversion; process context.
+            let shrinker = unsafe { ffi::shrinker_alloc(c"rust-qmempool") };
             let shrinker = NonNull::new(shrinker).ok_or(ENOMEM)?;
             let mut this = match KBox::new(
                 Self {
@@ -214,45 +190,40 @@ mod kernel {
             ) {
                 Ok(this) => this,
                 Err(e) => {
-                    // SAFETY: Allocated above, never registered.
-                    unsafe { bindings::shrinker_free(shrinker.as_ptr()) };
+                    // SAFETY: Allocated above, never registered, freed once, here.
+                    unsafe { ffi::shrinker_free(shrinker.as_ptr()) };
                     return Err(e.into());
                 }
             };
             let owner = ptr::addr_of!(*this).cast::<c_void>();
             for w in this.works.iter_mut() {
                 w.owner = owner;
-                // SAFETY: The work item is not queued; `drain_work` matches it; the name is a
-                // static C string and `KEY` a static object.
+                // SAFETY: The work item is not queued; `drain_work` matches it (its owner is set
+                // above, and the citizen cancels it before it goes); `KEY` is a static object.
                 unsafe {
-                    bindings::init_work_with_key(
+                    ffi::init_work(
                         w.work.get(),
-                        Some(Self::drain_work),
-                        false,
-                        c"rust_qmempool_drain".to_bytes_with_nul().as_ptr().cast(),
+                        Self::drain_work,
+                        c"rust_qmempool_drain",
                         ptr::addr_of_mut!(KEY),
                     )
                 };
             }
             let node = this.header.node.get();
-            // SAFETY: `node` lives on the heap until `drop` removes it; the instance's callback
-            // finds its `Header` through it. No callback is invoked now (`invoke` false).
-            let ret = unsafe { bindings::__cpuhp_state_add_instance(state, node, false) };
+            // SAFETY: `state` was set up by `hotplug_state`; `node` lives on the heap until
+            // `drop` removes it, and the teardown (`cpu_dead`) finds its `Header` through it.
+            // Process context.
+            let ret = unsafe { ffi::cpuhp_add_instance(state, node) };
             if let Err(e) = to_result(ret) {
                 // Not an instance: `drop` frees the unregistered shrinker and removes nothing.
                 this.state = 0;
                 return Err(e);
             }
-            let sh = shrinker.as_ptr();
-            // SAFETY: `sh` is allocated and not yet registered, so its fields are the caller's
-            // to set; its private data is the boxed `Citizen`, which unregisters it on drop.
+            // SAFETY: Allocated above and not yet registered; `count` and `scan` take its
+            // private data for the boxed `Citizen`, which frees the shrinker on drop.
             unsafe {
-                (*sh).count_objects = Some(Self::count);
-                (*sh).scan_objects = Some(Self::scan);
-                (*sh).seeks = bindings::DEFAULT_SEEKS as c_int;
-                (*sh).private_data = owner.cast_mut();
-                bindings::shrinker_register(sh);
-            }
+                ffi::shrinker_register(shrinker.as_ptr(), Self::count, Self::scan, owner.cast_mut())
+            };
             // INVARIANT: registered with the state and as a shrinker, work items initialised.
             Ok(Some(this))
         }
@@ -282,7 +253,7 @@ mod kernel {
         fn local(&self, cpu: u32) -> &Local<T, L> {
             // SAFETY: `local` is the pool's live per-CPU allocation of `Local<T, L>`s (type
             // invariant) and `cpu` a possible CPU (the callers take it from the kernel).
-            unsafe { &*bindings::per_cpu_ptr(self.local.as_ptr(), cpu).cast() }
+            unsafe { &*ffi::per_cpu_ptr(self.local.as_ptr(), cpu).cast() }
         }
 
         /// Frees the local queue of the dead CPU `cpu` to the cache (the hotplug teardown).
@@ -313,7 +284,7 @@ mod kernel {
         /// # Safety
         ///
         /// `work` is the work item of a live `Citizen<T, L, S, B>`.
-        unsafe extern "C" fn drain_work(work: *mut bindings::work_struct) {
+        unsafe extern "C" fn drain_work(work: *mut work_struct) {
             // SAFETY: `work` is the first field of a `repr(C)` `Work` whose owner is a live
             // `Citizen<T, L, S, B>` (type invariant of `Work`; the citizen cancels its work
             // items before it goes).
@@ -343,13 +314,10 @@ mod kernel {
         /// # Safety
         ///
         /// `shrinker` is this type's registered shrinker.
-        unsafe extern "C" fn count(
-            shrinker: *mut bindings::shrinker,
-            _sc: *mut bindings::shrink_control,
-        ) -> c_ulong {
-            // SAFETY: Its private data is a live `Citizen<T, L, S, B>`: `shrinker_free` in
-            // `drop` waits for running callbacks.
-            let this = unsafe { &*(*shrinker).private_data.cast::<Self>() };
+        unsafe extern "C" fn count(shrinker: *mut shrinker, _sc: *mut shrink_control) -> c_ulong {
+            // SAFETY: A registered shrinker, whose private data is a live
+            // `Citizen<T, L, S, B>`: `shrinker_free` in `drop` waits for running callbacks.
+            let this = unsafe { &*ffi::shrinker_private(shrinker).cast::<Self>() };
             this.held()
         }
 
@@ -360,15 +328,12 @@ mod kernel {
         /// # Safety
         ///
         /// `shrinker` is this type's registered shrinker.
-        unsafe extern "C" fn scan(
-            shrinker: *mut bindings::shrinker,
-            _sc: *mut bindings::shrink_control,
-        ) -> c_ulong {
+        unsafe extern "C" fn scan(shrinker: *mut shrinker, _sc: *mut shrink_control) -> c_ulong {
             // SAFETY: As in `count`.
-            let this = unsafe { &*(*shrinker).private_data.cast::<Self>() };
+            let this = unsafe { &*ffi::shrinker_private(shrinker).cast::<Self>() };
             this.queue_drains();
             match this.drain_shared() {
-                0 => bindings::SHRINK_STOP as c_ulong,
+                0 => ffi::SHRINK_STOP,
                 freed => freed,
             }
         }
@@ -376,13 +341,11 @@ mod kernel {
         /// Queues the work item of every online CPU (not waiting: reclaim must not wait for a
         /// work queue without a rescuer).
         fn queue_drains(&self) {
-            for cpu in possible_cpus().filter(|&cpu| cpu_online(cpu)) {
+            for cpu in online_cpus() {
                 if let Some(w) = self.works.get(cpu) {
                     // SAFETY: An initialised work item of this value (type invariant), which
-                    // cancels it before it goes; `system_wq` is the kernel's.
-                    unsafe {
-                        bindings::queue_work_on(cpu as c_int, bindings::system_wq, w.work.get())
-                    };
+                    // cancels it before it goes.
+                    unsafe { ffi::queue_work_on(cpu, w.work.get()) };
                 }
             }
         }
@@ -412,19 +375,17 @@ mod kernel {
         #[cfg(CONFIG_RUST_QMEMPOOL_KUNIT_TEST)]
         pub(in super::super) fn shrink(&self) -> usize {
             let sh = self.shrinker.as_ptr();
-            // SAFETY: All-zero is a valid `shrink_control` (integers, a null memcg).
-            let mut sc: bindings::shrink_control = unsafe { mem::zeroed() };
-            sc.gfp_mask = GFP_KERNEL.as_raw();
+            let mut sc = ffi::shrink_control(GFP_KERNEL, 0);
             // SAFETY: `sh` is this value's registered shrinker, whose callbacks are `count` and
             // `scan`; the caller is in process context, as reclaim.
             let n = unsafe { Self::count(sh, &mut sc) };
-            sc.nr_to_scan = n;
+            let mut sc = ffi::shrink_control(GFP_KERNEL, n);
             // SAFETY: As above.
             unsafe { Self::scan(sh, &mut sc) };
-            for cpu in possible_cpus().filter(|&cpu| cpu_online(cpu)) {
+            for cpu in online_cpus() {
                 if let Some(w) = self.works.get(cpu) {
                     // SAFETY: An initialised work item of this value; process context.
-                    unsafe { bindings::flush_work(w.work.get()) };
+                    unsafe { ffi::flush_work(w.work.get()) };
                 }
             }
             n
@@ -435,23 +396,17 @@ mod kernel {
         fn drop(&mut self) {
             // SAFETY: Allocated in `register`; `shrinker_free` unregisters it if it was
             // registered, waiting for its running callbacks, after which none is called.
-            unsafe { bindings::shrinker_free(self.shrinker.as_ptr()) };
+            unsafe { ffi::shrinker_free(self.shrinker.as_ptr()) };
             for w in self.works.iter_mut() {
                 // SAFETY: Initialised in `register`; nothing queues it any more (the shrinker
                 // is gone). Process context.
-                unsafe { bindings::cancel_work_sync(w.work.get()) };
+                unsafe { ffi::cancel_work_sync(w.work.get()) };
             }
             if self.state > 0 {
                 // SAFETY: Added in `register` (`state` is 0 otherwise); removing it takes the
                 // hotplug lock, so it waits for a running teardown, after which none is called
                 // for this instance.
-                unsafe {
-                    bindings::__cpuhp_state_remove_instance(
-                        self.state,
-                        self.header.node.get(),
-                        false,
-                    )
-                };
+                unsafe { ffi::cpuhp_remove_instance(self.state, self.header.node.get()) };
             }
         }
     }

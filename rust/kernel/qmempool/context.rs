@@ -4,7 +4,7 @@
 //!
 //! C header: [`include/linux/bottom_half.h`](srctree/include/linux/bottom_half.h)
 
-use crate::bindings;
+use super::ffi::{self, BhEnter};
 use core::marker::PhantomData;
 
 /// Proof that the current code is the only code on its CPU that may use per-CPU pool state:
@@ -55,31 +55,30 @@ impl BhGuard {
     /// ```
     #[inline]
     pub fn new() -> Option<Self> {
-        // SAFETY: The helper reads the IRQ flag and the softirq count, and disables bottom halves
-        // only where IRQs are enabled and no softirq is being served (it returns 1 then); the
-        // matching enable is in `drop`, on the same CPU (the guard is `!Send` and the task cannot
-        // migrate meanwhile).
-        match unsafe { bindings::qmempool_bh_enter() } {
+        // SAFETY: Where bottom halves are disabled here (`Disabled`), the guard records it and
+        // the matching enable is in `drop`, in the same task (the guard is `!Send` and the task
+        // cannot migrate meanwhile).
+        match unsafe { ffi::bh_enter() } {
             // INVARIANT: IRQs are enabled, and bottom halves are now disabled by the guard.
-            1 => Some(Self {
+            BhEnter::Disabled => Some(Self {
                 bh: true,
                 _not_send: PhantomData,
             }),
             // INVARIANT: IRQs are enabled, and a softirq runs with bottom halves disabled.
-            0 => Some(Self {
+            BhEnter::InSoftirq => Some(Self {
                 bh: false,
                 _not_send: PhantomData,
             }),
-            _ => None,
+            BhEnter::IrqsDisabled => None,
         }
     }
 
     /// Returns the CPU the guard's section runs on.
     #[inline]
     pub fn cpu(&self) -> u32 {
-        // SAFETY: `raw_smp_processor_id` reads the current CPU's number; with bottom halves
-        // disabled (type invariant) it cannot change while the guard lives.
-        unsafe { bindings::raw_smp_processor_id() }
+        // With bottom halves disabled (type invariant) the task cannot migrate while the guard
+        // lives.
+        ffi::cpu_id()
     }
 }
 
@@ -93,10 +92,9 @@ impl Drop for BhGuard {
     #[inline]
     fn drop(&mut self) {
         if self.bh {
-            // SAFETY: The guard disabled bottom halves on this CPU (type invariant) and
-            // re-enables them once, here, in the same task; the helper picks the call that the
-            // current IRQ state allows.
-            unsafe { bindings::qmempool_bh_exit() };
+            // SAFETY: The guard disabled bottom halves (`bh` is true: type invariant) and
+            // re-enables them once, here, in the same task.
+            unsafe { ffi::bh_exit() };
         }
     }
 }

@@ -37,6 +37,7 @@
 
 mod citizen;
 mod context;
+mod ffi;
 mod object;
 mod percpu;
 mod pool;

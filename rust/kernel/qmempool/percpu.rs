@@ -6,7 +6,8 @@
 //!
 //! Neither 6.12 nor 7.3 has a per-CPU abstraction in the `kernel` crate, so this is the thin
 //! layer of `unsafe` the pool stands on: `alloc_percpu` (`pcpu_alloc_noprof`), `free_percpu`,
-//! and `per_cpu_ptr` / `this_cpu_ptr` through C helpers (they are macros).
+//! and `per_cpu_ptr` / `this_cpu_ptr` through C helpers (they are macros), all called through
+//! the module's `ffi`.
 //!
 //! Why the per-CPU allocator and not a vector indexed by `raw_smp_processor_id()`: both are
 //! correct with bottom halves disabled (the task cannot migrate), but the per-CPU allocator puts
@@ -17,8 +18,8 @@
 //! path.
 
 use super::context::BhGuard;
+use super::ffi;
 use crate::alloc::flags::GFP_KERNEL;
-use crate::bindings;
 use crate::error::{code::*, Result};
 use core::ffi::{c_int, c_void};
 use core::marker::PhantomData;
@@ -32,8 +33,7 @@ pub(super) const MAX_SIZE: usize = 32 << 10;
 pub(super) fn possible_cpus() -> impl Iterator<Item = u32> {
     let mut cpu: c_int = -1;
     core::iter::from_fn(move || {
-        // SAFETY: `next_possible_cpu` only reads `cpu_possible_mask`, which is fixed after boot.
-        cpu = unsafe { bindings::next_possible_cpu(cpu) };
+        cpu = ffi::next_possible_cpu(cpu);
         u32::try_from(cpu).ok()
     })
 }
@@ -42,7 +42,7 @@ pub(super) fn possible_cpus() -> impl Iterator<Item = u32> {
 ///
 /// # Invariants
 ///
-/// - `ptr` was returned by `pcpu_alloc_noprof` for `size_of::<Q>()` bytes (at least one) aligned
+/// - `ptr` was returned by `ffi::alloc_percpu` for `size_of::<Q>()` bytes (at least one) aligned
 ///   to `align_of::<Q>()`, and is freed only when this value is dropped.
 /// - The instance of every possible CPU holds a valid `Q`, owned by this value.
 pub(super) struct PerCpu<Q> {
@@ -63,18 +63,19 @@ impl<Q> PerCpu<Q> {
     /// may sleep. Should `init` panic, the allocation leaks (safely).
     pub(super) fn new(mut init: impl FnMut(&mut MaybeUninit<Q>)) -> Result<Self> {
         let (size, align) = (mem::size_of::<Q>().max(1), mem::align_of::<Q>());
-        if size > MAX_SIZE || align > bindings::PAGE_SIZE {
+        if size > MAX_SIZE || align > ffi::PERCPU_MAX_ALIGN {
             return Err(EINVAL);
         }
-        // SAFETY: `size` and `align` are within the allocator's limits (checked above); the
-        // caller is in process context, where `GFP_KERNEL` may sleep.
-        let raw = unsafe { bindings::pcpu_alloc_noprof(size, align, false, GFP_KERNEL.as_raw()) };
+        // SAFETY: `size` (at least 1) and `align` (a power of two, as every alignment) are
+        // within the allocator's limits (checked above); the caller is in process context,
+        // where `GFP_KERNEL` may sleep.
+        let raw = unsafe { ffi::alloc_percpu(size, align, GFP_KERNEL) };
         let ptr = NonNull::new(raw).ok_or(ENOMEM)?;
         for cpu in possible_cpus() {
             // SAFETY: `ptr` is a live per-CPU allocation and `cpu` a possible CPU, so the
             // result is that CPU's instance: valid for `size` bytes, aligned, and referenced by
             // nobody else yet.
-            let slot = unsafe { &mut *bindings::per_cpu_ptr(ptr.as_ptr(), cpu).cast() };
+            let slot = unsafe { &mut *ffi::per_cpu_ptr(ptr.as_ptr(), cpu).cast() };
             init(slot);
         }
         // INVARIANT: allocated as said, and every possible CPU's instance was initialised.
@@ -91,7 +92,7 @@ impl<Q> PerCpu<Q> {
         // invariants). While `guard` lives the task cannot migrate (bottom halves disabled, or
         // it is the softirq), so the returned instance stays the current CPU's; the shared
         // borrow of `self` keeps the allocation alive.
-        unsafe { &*this_cpu_ptr(self.ptr.as_ptr()).cast::<Q>() }
+        unsafe { &*ffi::this_cpu_ptr(self.ptr.as_ptr()).cast::<Q>() }
     }
 
     /// Returns the per-CPU pointer of the instances, for `per_cpu_ptr`.
@@ -107,7 +108,7 @@ impl<Q> PerCpu<Q> {
             return None;
         }
         // SAFETY: As in `this_cpu`, for the possible CPU `cpu`.
-        Some(unsafe { &*bindings::per_cpu_ptr(self.ptr.as_ptr(), cpu).cast::<Q>() })
+        Some(unsafe { &*ffi::per_cpu_ptr(self.ptr.as_ptr(), cpu).cast::<Q>() })
     }
 
     /// Iterates over every possible CPU's instance, with exclusive access.
@@ -116,28 +117,9 @@ impl<Q> PerCpu<Q> {
         possible_cpus().map(move |cpu| {
             // SAFETY: As in `get`; `&mut self` makes the access exclusive, and each CPU's
             // instance is distinct, so the returned references do not overlap.
-            unsafe { &mut *bindings::per_cpu_ptr(ptr.as_ptr(), cpu).cast::<Q>() }
+            unsafe { &mut *ffi::per_cpu_ptr(ptr.as_ptr(), cpu).cast::<Q>() }
         })
     }
-}
-
-/// `this_cpu_ptr()`: the current CPU's instance of the per-CPU data at `ptr`.
-///
-/// On SMP, the kernel's helper (an out-of-line call from Rust). On a uniprocessor kernel
-/// (UML among them) there is one instance and the kernel's `per_cpu_ptr()` is the pointer
-/// itself (`include/linux/percpu-defs.h`), so it costs nothing here either.
-///
-/// # Safety
-///
-/// `ptr` is a per-CPU pointer (from `alloc_percpu()`), and the caller cannot move to another
-/// CPU while it uses the result (preemption or bottom halves disabled).
-#[inline(always)]
-unsafe fn this_cpu_ptr(ptr: *mut c_void) -> *mut c_void {
-    #[cfg(CONFIG_SMP)]
-    // SAFETY: The caller passes a per-CPU pointer and cannot migrate meanwhile.
-    return unsafe { bindings::this_cpu_ptr(ptr) };
-    #[cfg(not(CONFIG_SMP))]
-    return ptr;
 }
 
 impl<Q> Drop for PerCpu<Q> {
@@ -147,7 +129,8 @@ impl<Q> Drop for PerCpu<Q> {
             // once, here; nothing reads it afterwards.
             unsafe { core::ptr::drop_in_place(q) };
         }
-        // SAFETY: `ptr` came from `pcpu_alloc_noprof` and is freed once, here.
-        unsafe { bindings::free_percpu(self.ptr.as_ptr()) };
+        // SAFETY: `ptr` came from `alloc_percpu` and is freed once, here; the instances were
+        // dropped above and nothing uses them afterwards.
+        unsafe { ffi::free_percpu(self.ptr.as_ptr()) };
     }
 }

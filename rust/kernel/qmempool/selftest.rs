@@ -8,12 +8,13 @@
 //! what the pool holds: every object of the test's cache is either out (a [`PoolObj`]) or in one
 //! of the pool's queues, and none is left once the pool is dropped.
 //!
-//! The tests move between CPUs and contexts through four functions with one implementation per
+//! The tests move between CPUs and contexts through three functions with one implementation per
 //! world: [`on_cpu`] (the kernel: `work_on_cpu()`, a kworker bound to the CPU), [`in_softirq`]
-//! (the kernel: a work item on `system_bh_wq`, which runs in softirq context on that CPU),
-//! [`irqs_off`] (`local_irq_disable()`, the context every hard-IRQ handler runs in) and
-//! [`online_cpus`]. On a kernel with one CPU the cross-CPU steps run on CPU 0.
+//! (the kernel: a work item on `system_bh_wq`, which runs in softirq context on that CPU) and
+//! [`irqs_off`] (`local_irq_disable()`, the context every hard-IRQ handler runs in); they count
+//! the CPUs with [`ffi::online_cpus`]. On a kernel with one CPU the cross-CPU steps run on CPU 0.
 
+use super::ffi;
 use super::{BhGuard, PoolObj, QMemPool};
 use crate::alloc::flags::GFP_ATOMIC;
 #[cfg(CONFIG_FAILSLAB)]
@@ -116,9 +117,33 @@ fn cache<T>() -> Option<KmemCache<T>> {
     cache.ok()
 }
 
+/// Runs `test` with a fresh cache ([`cache`]) and a pool in front of it ([`pool_of`]).
+fn with_pool<T, const L: usize, const S: usize, const B: usize>(
+    test: impl FnOnce(&KmemCache<T>, &QMemPool<'_, T, L, S, B>),
+) {
+    if let Some(cache) = cache::<T>() {
+        pool_of(&cache, |pool| test(&cache, pool));
+    }
+}
+
+/// Runs `test` with a new pool in front of `cache`; then drops the pool and checks that every
+/// object of the cache went back to it.
+fn pool_of<T, const L: usize, const S: usize, const B: usize>(
+    cache: &KmemCache<T>,
+    test: impl FnOnce(&QMemPool<'_, T, L, S, B>),
+) {
+    let Ok(pool) = QMemPool::new(cache) else {
+        check!(false);
+        return;
+    };
+    test(&pool);
+    drop(pool);
+    check!(in_use(cache) == 0);
+}
+
 /// The CPU the cross-CPU steps move to: 1, or 0 on a kernel with one CPU.
 fn other_cpu() -> u32 {
-    if online_cpus() > 1 {
+    if ffi::online_cpus() > 1 {
         1
     } else {
         0
@@ -127,36 +152,29 @@ fn other_cpu() -> u32 {
 
 /// Alloc and free on one CPU: one bulk from the cache, then reuse without touching it.
 pub(crate) fn fast_path_reuse() {
-    let Some(cache) = cache::<[u64; 8]>() else {
-        return;
-    };
-    let Ok(pool) = QMemPool::<[u64; 8]>::new(&cache) else {
-        check!(false);
-        return;
-    };
-    check!(in_use(&cache) == 0);
-    on_cpu(0, &mut || {
-        for i in 0..1000u64 {
-            let obj = pool.alloc([i; 8], GFP_ATOMIC);
-            check!(obj.as_ref().map(|o| o[7]).ok() == Some(i));
-            drop(obj);
-        }
-        // One bulk of 16 came from the cache; the object is back in CPU 0's queue.
-        check!(held_at(&pool, 0) == (0, 16));
-        if let Some(guard) = BhGuard::new() {
+    with_pool(|cache, pool: &QMemPool<'_, [u64; 8]>| {
+        check!(in_use(cache) == 0);
+        on_cpu(0, &mut || {
             for i in 0..1000u64 {
-                if let Ok(obj) = pool.alloc_in(&guard, [i; 8], GFP_ATOMIC) {
-                    check!(obj[0] == i);
-                    pool.free_in(&guard, obj);
-                }
+                let obj = pool.alloc([i; 8], GFP_ATOMIC);
+                check!(obj.as_ref().map(|o| o[7]).ok() == Some(i));
+                drop(obj);
             }
-        } else {
-            check!(false);
-        }
+            // One bulk of 16 came from the cache; the object is back in CPU 0's queue.
+            check!(held_at(pool, 0) == (0, 16));
+            if let Some(guard) = BhGuard::new() {
+                for i in 0..1000u64 {
+                    if let Ok(obj) = pool.alloc_in(&guard, [i; 8], GFP_ATOMIC) {
+                        check!(obj[0] == i);
+                        pool.free_in(&guard, obj);
+                    }
+                }
+            } else {
+                check!(false);
+            }
+        });
+        check!(in_use(cache) == 16 && held(pool) == 16);
     });
-    check!(in_use(&cache) == 16 && held(&pool) == 16);
-    drop(pool);
-    check!(in_use(&cache) == 0);
 }
 
 /// `__GFP_ZERO` zeroes objects that come dirty from the pool's queues, with and without a guard
@@ -165,285 +183,238 @@ pub(crate) fn fast_path_reuse() {
 pub(crate) fn zeroed_objects() {
     type Bytes = core::mem::MaybeUninit<[u8; 64]>;
     const N: usize = 8;
-    let Some(cache) = cache::<Bytes>() else {
-        return;
-    };
-    let Ok(pool) = Small::<Bytes>::new(&cache) else {
-        check!(false);
-        return;
-    };
-    // SAFETY: Every byte of the object was written, by the pool (zeroed) or by the test.
-    let zeroed = |obj: &Bytes| unsafe { obj.assume_init_ref() }.iter().all(|&b| b == 0);
-    on_cpu(0, &mut || {
-        for round in 0..4 {
-            let flags = |zero: bool| {
-                if zero {
-                    GFP_ATOMIC | crate::alloc::flags::__GFP_ZERO
-                } else {
-                    GFP_ATOMIC
-                }
-            };
-            let guard = if round % 2 == 0 { None } else { BhGuard::new() };
-            let alloc = |zero: bool| match &guard {
-                Some(guard) => pool.alloc_uninit_in(guard, flags(zero)).ok(),
-                None => pool.alloc_uninit(flags(zero)).ok(),
-            };
-            let mut held: [Option<SmallObj<'_, Bytes>>; N] = Default::default();
-            for slot in &mut held {
-                *slot = alloc(false);
-                match slot {
-                    Some(obj) => {
-                        obj.write([0xa5; 64]);
+    with_pool(|_, pool: &Small<'_, Bytes>| {
+        // SAFETY: Every byte of the object was written, by the pool (zeroed) or by the test.
+        let zeroed = |obj: &Bytes| unsafe { obj.assume_init_ref() }.iter().all(|&b| b == 0);
+        on_cpu(0, &mut || {
+            for round in 0..4 {
+                let flags = |zero: bool| {
+                    if zero {
+                        GFP_ATOMIC | crate::alloc::flags::__GFP_ZERO
+                    } else {
+                        GFP_ATOMIC
                     }
-                    None => check!(false),
+                };
+                let guard = if round % 2 == 0 { None } else { BhGuard::new() };
+                let alloc = |zero: bool| match &guard {
+                    Some(guard) => pool.alloc_uninit_in(guard, flags(zero)).ok(),
+                    None => pool.alloc_uninit(flags(zero)).ok(),
+                };
+                let mut held: [Option<SmallObj<'_, Bytes>>; N] = Default::default();
+                for slot in &mut held {
+                    *slot = alloc(false);
+                    match slot {
+                        Some(obj) => {
+                            obj.write([0xa5; 64]);
+                        }
+                        None => check!(false),
+                    }
+                }
+                drop(held);
+                let mut held: [Option<SmallObj<'_, Bytes>>; N] = Default::default();
+                for slot in &mut held {
+                    *slot = alloc(true);
+                    check!(slot.as_deref().is_some_and(zeroed));
                 }
             }
-            drop(held);
-            let mut held: [Option<SmallObj<'_, Bytes>>; N] = Default::default();
-            for slot in &mut held {
-                *slot = alloc(true);
-                check!(slot.as_deref().is_some_and(zeroed));
-            }
-        }
+        });
     });
-    drop(pool);
-    check!(in_use(&cache) == 0);
 }
 
 /// Local queue empty: refill from the cache in bulks; full: spill to the shared queue, and from
 /// there, when it is full too, to the cache.
 pub(crate) fn refill_and_spill() {
-    let Some(cache) = cache::<u64>() else {
-        return;
-    };
-    let Ok(pool) = Small::<u64>::new(&cache) else {
-        check!(false);
-        return;
-    };
-    on_cpu(0, &mut || {
-        let mut objs: [Option<SmallObj<'_, u64>>; 64] = core::array::from_fn(|_| None);
-        for (i, slot) in objs.iter_mut().enumerate() {
-            *slot = pool.alloc(i as u64, GFP_ATOMIC).ok();
-            check!(slot.is_some());
-            // Bulks of 8 from the cache: never more than 7 ahead.
-            check!(in_use(&cache) == (i + 1).next_multiple_of(8));
-        }
-        check!(held(&pool) == 0);
-        check!(objs
-            .iter()
-            .enumerate()
-            .all(|(i, o)| o.as_deref() == Some(&(i as u64))));
-        // Free them: 16 fill the local queue; then every 8th spills 8 to the shared queue,
-        // until it holds 32; the next spill goes to the cache.
-        for (i, slot) in objs.iter_mut().enumerate() {
-            drop(slot.take());
-            let freed = i + 1;
-            let spills = if freed > 16 { (freed - 17) / 8 + 1 } else { 0 };
-            let shared = (spills * 8).min(32);
-            let to_cache = spills * 8 - shared;
-            check!(held_at(&pool, 0) == (shared, freed - spills * 8));
-            check!(in_use(&cache) == 64 - to_cache);
-        }
-        check!(held_at(&pool, 0) == (32, 16) && in_use(&cache) == 48);
-        // And back: the local queue first, then the shared queue, 8 at a time, no new object.
-        for (i, slot) in objs.iter_mut().take(48).enumerate() {
-            *slot = pool.alloc(0, GFP_ATOMIC).ok();
-            check!(slot.is_some() && in_use(&cache) == 48 && held(&pool) == 47 - i);
-        }
-        check!(held(&pool) == 0);
+    with_pool(|cache, pool: &Small<'_, u64>| {
+        on_cpu(0, &mut || {
+            let mut objs: [Option<SmallObj<'_, u64>>; 64] = core::array::from_fn(|_| None);
+            for (i, slot) in objs.iter_mut().enumerate() {
+                *slot = pool.alloc(i as u64, GFP_ATOMIC).ok();
+                check!(slot.is_some());
+                // Bulks of 8 from the cache: never more than 7 ahead.
+                check!(in_use(cache) == (i + 1).next_multiple_of(8));
+            }
+            check!(held(pool) == 0);
+            check!(objs
+                .iter()
+                .enumerate()
+                .all(|(i, o)| o.as_deref() == Some(&(i as u64))));
+            // Free them: 16 fill the local queue; then every 8th spills 8 to the shared queue,
+            // until it holds 32; the next spill goes to the cache.
+            for (i, slot) in objs.iter_mut().enumerate() {
+                drop(slot.take());
+                let freed = i + 1;
+                let spills = if freed > 16 { (freed - 17) / 8 + 1 } else { 0 };
+                let shared = (spills * 8).min(32);
+                let to_cache = spills * 8 - shared;
+                check!(held_at(pool, 0) == (shared, freed - spills * 8));
+                check!(in_use(cache) == 64 - to_cache);
+            }
+            check!(held_at(pool, 0) == (32, 16) && in_use(cache) == 48);
+            // And back: the local queue first, then the shared queue, 8 at a time, no new object.
+            for (i, slot) in objs.iter_mut().take(48).enumerate() {
+                *slot = pool.alloc(0, GFP_ATOMIC).ok();
+                check!(slot.is_some() && in_use(cache) == 48 && held(pool) == 47 - i);
+            }
+            check!(held(pool) == 0);
+        });
+        check!(held(pool) == 48 && in_use(cache) == 48);
     });
-    check!(held(&pool) == 48 && in_use(&cache) == 48);
-    drop(pool);
-    check!(in_use(&cache) == 0);
 }
 
 /// Objects allocated on one CPU and freed on another go to the freeing CPU's queue, from
 /// there to the shared queue, and are allocated again on the first CPU from there.
 pub(crate) fn freed_on_other_cpu() {
-    let Some(cache) = cache::<u64>() else {
-        return;
-    };
-    let Ok(pool) = Small::<u64>::new(&cache) else {
-        check!(false);
-        return;
-    };
-    let other = other_cpu();
-    let mut objs: [Option<SmallObj<'_, u64>>; 24] = core::array::from_fn(|_| None);
-    on_cpu(0, &mut || {
-        for (i, slot) in objs.iter_mut().enumerate() {
-            *slot = pool.alloc(i as u64, GFP_ATOMIC).ok();
+    with_pool(|cache, pool: &Small<'_, u64>| {
+        let other = other_cpu();
+        let mut objs: [Option<SmallObj<'_, u64>>; 24] = core::array::from_fn(|_| None);
+        on_cpu(0, &mut || {
+            for (i, slot) in objs.iter_mut().enumerate() {
+                *slot = pool.alloc(i as u64, GFP_ATOMIC).ok();
+            }
+        });
+        check!(objs.iter().all(Option::is_some));
+        check!(in_use(cache) == 24 && held(pool) == 0);
+        on_cpu(other, &mut || {
+            for slot in objs.iter_mut() {
+                drop(slot.take());
+            }
+        });
+        // 16 filled the other CPU's queue, the 17th spilled 8 to the shared queue.
+        check!(held_at(pool, other) == (8, 16));
+        check!(in_use(cache) == 24);
+        if other != 0 {
+            check!(held_at(pool, 0) == (8, 0));
         }
+        on_cpu(0, &mut || {
+            // CPU 0's queue is empty: the next allocation takes the shared queue's 8, which came
+            // from the other CPU, and the cache gives nothing new.
+            for slot in objs.iter_mut().take(if other == 0 { 24 } else { 8 }) {
+                *slot = pool.alloc(1, GFP_ATOMIC).ok();
+                check!(slot.is_some());
+            }
+            check!(in_use(cache) == 24 && pool.held().0 == 0);
+        });
+        drop(objs);
+        check!(in_use(cache) == held(pool));
     });
-    check!(objs.iter().all(Option::is_some));
-    check!(in_use(&cache) == 24 && held(&pool) == 0);
-    on_cpu(other, &mut || {
-        for slot in objs.iter_mut() {
-            drop(slot.take());
-        }
-    });
-    // 16 filled the other CPU's queue, the 17th spilled 8 to the shared queue.
-    check!(held_at(&pool, other) == (8, 16));
-    check!(in_use(&cache) == 24);
-    if other != 0 {
-        check!(held_at(&pool, 0) == (8, 0));
-    }
-    on_cpu(0, &mut || {
-        // CPU 0's queue is empty: the next allocation takes the shared queue's 8, which came
-        // from the other CPU, and the cache gives nothing new.
-        for slot in objs.iter_mut().take(if other == 0 { 24 } else { 8 }) {
-            *slot = pool.alloc(1, GFP_ATOMIC).ok();
-            check!(slot.is_some());
-        }
-        check!(in_use(&cache) == 24 && pool.held().0 == 0);
-    });
-    drop(objs);
-    check!(in_use(&cache) == held(&pool));
-    drop(pool);
-    check!(in_use(&cache) == 0);
 }
 
 /// A softirq uses the pool without disabling bottom halves; objects pass between it and task
 /// context in both directions.
 pub(crate) fn softirq_and_task() {
-    let Some(cache) = cache::<u64>() else {
-        return;
-    };
-    let Ok(pool) = Small::<u64>::new(&cache) else {
-        check!(false);
-        return;
-    };
-    let cpu = other_cpu();
-    let mut from_task: [Option<SmallObj<'_, u64>>; 20] = core::array::from_fn(|_| None);
-    let mut from_softirq: [Option<SmallObj<'_, u64>>; 20] = core::array::from_fn(|_| None);
-    on_cpu(cpu, &mut || {
-        for (i, slot) in from_task.iter_mut().enumerate() {
-            *slot = pool.alloc(i as u64, GFP_ATOMIC).ok();
-        }
-    });
-    let ran = in_softirq(cpu, &mut || {
-        let guard = BhGuard::new();
-        check!(guard.is_some());
-        let Some(guard) = guard else {
-            return;
-        };
-        check!(guard.cpu() == cpu);
-        for slot in from_task.iter_mut() {
-            if let Some(obj) = slot.take() {
-                pool.free_in(&guard, obj);
+    with_pool(|cache, pool: &Small<'_, u64>| {
+        let cpu = other_cpu();
+        let mut from_task: [Option<SmallObj<'_, u64>>; 20] = core::array::from_fn(|_| None);
+        let mut from_softirq: [Option<SmallObj<'_, u64>>; 20] = core::array::from_fn(|_| None);
+        on_cpu(cpu, &mut || {
+            for (i, slot) in from_task.iter_mut().enumerate() {
+                *slot = pool.alloc(i as u64, GFP_ATOMIC).ok();
             }
+        });
+        let ran = in_softirq(cpu, &mut || {
+            let guard = BhGuard::new();
+            check!(guard.is_some());
+            let Some(guard) = guard else {
+                return;
+            };
+            check!(guard.cpu() == cpu);
+            for slot in from_task.iter_mut() {
+                if let Some(obj) = slot.take() {
+                    pool.free_in(&guard, obj);
+                }
+            }
+            for (i, slot) in from_softirq.iter_mut().enumerate() {
+                *slot = pool.alloc_in(&guard, 100 + i as u64, GFP_ATOMIC).ok();
+            }
+        });
+        if ran {
+            check!(from_task.iter().all(Option::is_none));
+            check!(from_softirq.iter().all(Option::is_some));
+            // 20 allocated in task context (3 bulks of 8), freed in the softirq and taken again.
+            check!(in_use(cache) == 24);
         }
-        for (i, slot) in from_softirq.iter_mut().enumerate() {
-            *slot = pool.alloc_in(&guard, 100 + i as u64, GFP_ATOMIC).ok();
-        }
+        on_cpu(cpu, &mut || {
+            for slot in from_softirq.iter_mut() {
+                drop(slot.take());
+            }
+        });
+        check!(in_use(cache) == held(pool));
+        drop((from_task, from_softirq));
     });
-    if ran {
-        check!(from_task.iter().all(Option::is_none));
-        check!(from_softirq.iter().all(Option::is_some));
-        // 20 allocated in task context (3 bulks of 8), freed in the softirq and taken again.
-        check!(in_use(&cache) == 24);
-    }
-    on_cpu(cpu, &mut || {
-        for slot in from_softirq.iter_mut() {
-            drop(slot.take());
-        }
-    });
-    check!(in_use(&cache) == held(&pool));
-    drop((from_task, from_softirq));
-    drop(pool);
-    check!(in_use(&cache) == 0);
 }
 
 /// A guard made with IRQs enabled may be dropped after IRQs were disabled: bottom halves are
 /// enabled again all the same (a guard can be made afterwards, and the pool used under it).
 pub(crate) fn guard_ends_with_irqs_off() {
-    let Some(cache) = cache::<u64>() else {
-        return;
-    };
-    let Ok(pool) = Small::<u64>::new(&cache) else {
-        check!(false);
-        return;
-    };
-    on_cpu(0, &mut || {
-        let mut guard = BhGuard::new();
-        check!(guard.is_some());
-        irqs_off(&mut || drop(guard.take()));
-        // Bottom halves are enabled again: another task-context guard nests nothing.
-        let Some(guard) = BhGuard::new() else {
-            check!(false);
-            return;
-        };
-        match pool.alloc_in(&guard, 7, GFP_ATOMIC) {
-            Ok(obj) => pool.free_in(&guard, obj),
-            Err(_) => check!(false),
-        }
+    with_pool(|_, pool: &Small<'_, u64>| {
+        on_cpu(0, &mut || {
+            let mut guard = BhGuard::new();
+            check!(guard.is_some());
+            irqs_off(&mut || drop(guard.take()));
+            // Bottom halves are enabled again: another task-context guard nests nothing.
+            let Some(guard) = BhGuard::new() else {
+                check!(false);
+                return;
+            };
+            match pool.alloc_in(&guard, 7, GFP_ATOMIC) {
+                Ok(obj) => pool.free_in(&guard, obj),
+                Err(_) => check!(false),
+            }
+        });
     });
-    drop(pool);
-    check!(in_use(&cache) == 0);
 }
 
 /// With IRQs disabled (every hard-IRQ handler) no guard can be had, and the pool goes to the
 /// cache directly; such objects and the pool's are interchangeable.
 pub(crate) fn irqs_off_fall_back() {
-    let Some(cache) = cache::<u64>() else {
-        return;
-    };
-    let Ok(pool) = Small::<u64>::new(&cache) else {
-        check!(false);
-        return;
-    };
-    let mut a = None;
-    let mut b = None;
-    on_cpu(0, &mut || {
-        b = pool.alloc(2, GFP_ATOMIC).ok();
-        irqs_off(&mut || {
-            check!(BhGuard::new().is_none());
-            // From the cache, not from the pool's queue (which holds 7).
-            a = pool.alloc(1, GFP_ATOMIC).ok();
-            check!(a.is_some() && held(&pool) == 7);
-            // Back to the cache, not to the queue.
-            drop(b.take());
-            check!(held(&pool) == 7);
+    with_pool(|cache, pool: &Small<'_, u64>| {
+        let mut a = None;
+        let mut b = None;
+        on_cpu(0, &mut || {
+            b = pool.alloc(2, GFP_ATOMIC).ok();
+            irqs_off(&mut || {
+                check!(BhGuard::new().is_none());
+                // From the cache, not from the pool's queue (which holds 7).
+                a = pool.alloc(1, GFP_ATOMIC).ok();
+                check!(a.is_some() && held(pool) == 7);
+                // Back to the cache, not to the queue.
+                drop(b.take());
+                check!(held(pool) == 7);
+            });
+            // (Counted here: counting may sleep.) 7 in the queue and `a`.
+            check!(in_use(cache) == 8);
+            // Freed with IRQs on: into the queue like any other object.
+            drop(a.take());
+            check!(held(pool) == 8 && in_use(cache) == 8);
         });
-        // (Counted here: counting may sleep.) 7 in the queue and `a`.
-        check!(in_use(&cache) == 8);
-        // Freed with IRQs on: into the queue like any other object.
-        drop(a.take());
-        check!(held(&pool) == 8 && in_use(&cache) == 8);
+        drop((a, b));
     });
-    drop((a, b));
-    drop(pool);
-    check!(in_use(&cache) == 0);
 }
 
 /// `free_in` with another pool's object sends it to its own pool.
 pub(crate) fn foreign_pool_object() {
-    let (Some(ca), Some(cb)) = (cache::<u64>(), cache::<u64>()) else {
-        return;
-    };
-    let (Ok(pa), Ok(pb)) = (Small::<u64>::new(&ca), Small::<u64>::new(&cb)) else {
-        check!(false);
-        return;
-    };
-    on_cpu(0, &mut || {
-        let Some(guard) = BhGuard::new() else {
-            check!(false);
-            return;
-        };
-        if let (Ok(a), Ok(b)) = (
-            pa.alloc_in(&guard, 1, GFP_ATOMIC),
-            pb.alloc_in(&guard, 2, GFP_ATOMIC),
-        ) {
-            check!(held(&pa) == 7 && held(&pb) == 7);
-            pa.free_in(&guard, b);
-            check!(held(&pa) == 7 && held(&pb) == 8);
-            pa.free_in(&guard, a);
-            check!(held(&pa) == 8);
-        } else {
-            check!(false);
-        }
+    with_pool(|_, pa: &Small<'_, u64>| {
+        with_pool(|_, pb: &Small<'_, u64>| {
+            on_cpu(0, &mut || {
+                let Some(guard) = BhGuard::new() else {
+                    check!(false);
+                    return;
+                };
+                if let (Ok(a), Ok(b)) = (
+                    pa.alloc_in(&guard, 1, GFP_ATOMIC),
+                    pb.alloc_in(&guard, 2, GFP_ATOMIC),
+                ) {
+                    check!(held(pa) == 7 && held(pb) == 7);
+                    pa.free_in(&guard, b);
+                    check!(held(pa) == 7 && held(pb) == 8);
+                    pa.free_in(&guard, a);
+                    check!(held(pa) == 8);
+                } else {
+                    check!(false);
+                }
+            });
+        });
     });
-    drop((pa, pb));
-    check!(in_use(&ca) == 0 && in_use(&cb) == 0);
 }
 
 /// An object that counts its drops.
@@ -461,113 +432,94 @@ impl Drop for Counted<'_> {
 /// value.
 pub(crate) fn every_drop_path() {
     let drops = AtomicUsize::new(0);
-    let Some(cache) = cache::<Counted<'_>>() else {
-        return;
-    };
-    let Ok(pool) = Small::<Counted<'_>>::new(&cache) else {
-        check!(false);
-        return;
-    };
     let new = || Counted { drops: &drops };
     let dropped = || drops.load(Ordering::Relaxed);
-    on_cpu(0, &mut || {
-        drop(pool.alloc(new(), GFP_ATOMIC));
-        check!(dropped() == 1);
-        if let Some(guard) = BhGuard::new() {
-            if let Ok(obj) = pool.alloc_in(&guard, new(), GFP_ATOMIC) {
-                pool.free_in(&guard, obj);
+    with_pool(|cache, pool: &Small<'_, Counted<'_>>| {
+        on_cpu(0, &mut || {
+            drop(pool.alloc(new(), GFP_ATOMIC));
+            check!(dropped() == 1);
+            if let Some(guard) = BhGuard::new() {
+                if let Ok(obj) = pool.alloc_in(&guard, new(), GFP_ATOMIC) {
+                    pool.free_in(&guard, obj);
+                }
             }
-        }
-        check!(dropped() == 2);
-        let mut kept: [Option<SmallObj<'_, Counted<'_>>>; 40] = core::array::from_fn(|_| None);
-        for slot in kept.iter_mut() {
-            *slot = pool.alloc(new(), GFP_ATOMIC).ok();
-        }
-        check!(dropped() == 2);
-        drop(kept);
-        // Spilled to the shared queue and to the cache: no value is dropped twice.
-        check!(dropped() == 42);
+            check!(dropped() == 2);
+            let mut kept: [Option<SmallObj<'_, Counted<'_>>>; 40] = core::array::from_fn(|_| None);
+            for slot in kept.iter_mut() {
+                *slot = pool.alloc(new(), GFP_ATOMIC).ok();
+            }
+            check!(dropped() == 2);
+            drop(kept);
+            // Spilled to the shared queue and to the cache: no value is dropped twice.
+            check!(dropped() == 42);
+        });
+        check!(in_use(cache) == held(pool));
     });
-    check!(in_use(&cache) == held(&pool));
-    drop(pool);
-    check!(dropped() == 42 && in_use(&cache) == 0);
+    check!(dropped() == 42);
 }
 
 /// Dropping the pool returns what every CPU's queue and the shared queue hold.
 pub(crate) fn drop_returns_everything() {
-    let Some(cache) = cache::<[u8; 200]>() else {
-        return;
-    };
-    let start = in_use(&cache);
-    let Ok(pool) = Small::<[u8; 200]>::new(&cache) else {
-        check!(false);
-        return;
-    };
-    for cpu in 0..online_cpus().min(4) {
-        on_cpu(cpu, &mut || {
-            let mut objs: [Option<SmallObj<'_, [u8; 200]>>; 30] = core::array::from_fn(|_| None);
-            for slot in objs.iter_mut() {
-                *slot = pool.alloc([cpu as u8; 200], GFP_ATOMIC).ok();
-            }
-            check!(objs
-                .iter()
-                .all(|o| o.as_ref().map(|o| o[199]) == Some(cpu as u8)));
-        });
-        let (_, local) = held_at(&pool, cpu);
-        check!(local == 16);
-    }
-    check!(pool.held().0 > 0);
-    check!(in_use(&cache) == start + held(&pool));
-    drop(pool);
-    check!(in_use(&cache) == start);
+    with_pool(|cache, pool: &Small<'_, [u8; 200]>| {
+        for cpu in 0..ffi::online_cpus().min(4) {
+            on_cpu(cpu, &mut || {
+                let mut objs: [Option<SmallObj<'_, [u8; 200]>>; 30] =
+                    core::array::from_fn(|_| None);
+                for slot in objs.iter_mut() {
+                    *slot = pool.alloc([cpu as u8; 200], GFP_ATOMIC).ok();
+                }
+                check!(objs
+                    .iter()
+                    .all(|o| o.as_ref().map(|o| o[199]) == Some(cpu as u8)));
+            });
+            let (_, local) = held_at(pool, cpu);
+            check!(local == 16);
+        }
+        check!(pool.held().0 > 0);
+        check!(in_use(cache) == held(pool));
+    });
 }
 
 /// Memory pressure: the pool's shrinker (run as reclaim runs it) frees every free object it
 /// holds, on every CPU and in the shared queue, to the cache; what is out stays out.
 #[cfg(CONFIG_RUST)]
 pub(crate) fn shrinker_frees_what_is_free() {
-    let Some(cache) = cache::<[u8; 200]>() else {
-        return;
-    };
-    let Ok(pool) = Small::<[u8; 200]>::new(&cache) else {
-        check!(false);
-        return;
-    };
-    let mut kept: [Option<SmallObj<'_, [u8; 200]>>; 4] = core::array::from_fn(|_| None);
-    for cpu in [0, other_cpu()] {
-        on_cpu(cpu, &mut || {
-            let mut objs: [Option<SmallObj<'_, [u8; 200]>>; 40] = core::array::from_fn(|_| None);
-            for slot in objs.iter_mut() {
-                *slot = pool.alloc([cpu as u8; 200], GFP_ATOMIC).ok();
-                check!(slot.is_some());
-            }
-            // Two of each CPU's stay out; the rest fill its queue and spill to the shared one.
-            for (slot, keep) in objs
-                .iter_mut()
-                .zip(kept.iter_mut().skip(cpu.min(1) as usize * 2).take(2))
-            {
-                *keep = slot.take();
-            }
+    with_pool(|cache, pool: &Small<'_, [u8; 200]>| {
+        let mut kept: [Option<SmallObj<'_, [u8; 200]>>; 4] = core::array::from_fn(|_| None);
+        for cpu in [0, other_cpu()] {
+            on_cpu(cpu, &mut || {
+                let mut objs: [Option<SmallObj<'_, [u8; 200]>>; 40] =
+                    core::array::from_fn(|_| None);
+                for slot in objs.iter_mut() {
+                    *slot = pool.alloc([cpu as u8; 200], GFP_ATOMIC).ok();
+                    check!(slot.is_some());
+                }
+                // Two of each CPU's stay out; the rest fill its queue and spill to the shared one.
+                for (slot, keep) in objs
+                    .iter_mut()
+                    .zip(kept.iter_mut().skip(cpu.min(1) as usize * 2).take(2))
+                {
+                    *keep = slot.take();
+                }
+            });
+            check!(held_at(pool, cpu).1 > 0);
+        }
+        let out = kept.iter().filter(|o| o.is_some()).count();
+        check!(out == 4 || (other_cpu() == 0 && out == 2));
+        let free = held(pool);
+        check!(free > 0 && in_use(cache) == out + free);
+        // The count is what the pool holds free; after the scan and its work items, nothing is.
+        check!(pool.shrink() == free);
+        check!(held(pool) == 0);
+        check!(in_use(cache) == out);
+        // The pool works on afterwards, from the cache again.
+        on_cpu(0, &mut || {
+            let obj = pool.alloc([7; 200], GFP_ATOMIC);
+            check!(obj.as_ref().map(|o| o[0]).ok() == Some(7));
         });
-        check!(held_at(&pool, cpu).1 > 0);
-    }
-    let out = kept.iter().filter(|o| o.is_some()).count();
-    check!(out == 4 || (other_cpu() == 0 && out == 2));
-    let free = held(&pool);
-    check!(free > 0 && in_use(&cache) == out + free);
-    // The count is what the pool holds free; after the scan and its work items, nothing is.
-    check!(pool.shrink() == free);
-    check!(held(&pool) == 0);
-    check!(in_use(&cache) == out);
-    // The pool works on afterwards, from the cache again.
-    on_cpu(0, &mut || {
-        let obj = pool.alloc([7; 200], GFP_ATOMIC);
-        check!(obj.as_ref().map(|o| o[0]).ok() == Some(7));
+        check!(in_use(cache) == out + held(pool));
+        drop(kept);
     });
-    check!(in_use(&cache) == out + held(&pool));
-    drop(kept);
-    drop(pool);
-    check!(in_use(&cache) == 0);
 }
 
 /// A CPU that goes offline hands its local queue back to the cache: CPU 1's queue is filled,
@@ -575,59 +527,35 @@ pub(crate) fn shrinker_frees_what_is_free() {
 /// `/sys/devices/system/cpu/cpu1/online` calls) and brought back (`add_cpu()`).
 #[cfg(CONFIG_HOTPLUG_CPU)]
 pub(crate) fn offline_cpu_hands_back() {
-    use crate::bindings;
-    if online_cpus() < 2 {
+    if ffi::online_cpus() < 2 {
         return;
     }
-    let Some(cache) = cache::<u64>() else {
-        return;
-    };
-    let Ok(pool) = Small::<u64>::new(&cache) else {
-        check!(false);
-        return;
-    };
-    let mut kept = None;
-    on_cpu(1, &mut || {
-        let mut objs: [Option<SmallObj<'_, u64>>; 12] = core::array::from_fn(|_| None);
-        for (i, slot) in objs.iter_mut().enumerate() {
-            *slot = pool.alloc(i as u64, GFP_ATOMIC).ok();
+    with_pool(|cache, pool: &Small<'_, u64>| {
+        let mut kept = None;
+        on_cpu(1, &mut || {
+            let mut objs: [Option<SmallObj<'_, u64>>; 12] = core::array::from_fn(|_| None);
+            for (i, slot) in objs.iter_mut().enumerate() {
+                *slot = pool.alloc(i as u64, GFP_ATOMIC).ok();
+            }
+            kept = objs[0].take();
+        });
+        // 16 came from the cache in two bulks; one is out, 15 are in CPU 1's queue.
+        check!(kept.is_some() && held_at(pool, 1) == (0, 15) && in_use(cache) == 16);
+        let down = ffi::remove_cpu(1);
+        check!(down == 0);
+        if down == 0 {
+            check!(held_at(pool, 1) == (0, 0));
+            check!(in_use(cache) == 1);
+            check!(ffi::add_cpu(1) == 0);
+            check!(ffi::online_cpus() >= 2);
         }
-        kept = objs[0].take();
+        on_cpu(1, &mut || {
+            let obj = pool.alloc(5, GFP_ATOMIC);
+            check!(obj.as_deref().ok() == Some(&5));
+        });
+        check!(in_use(cache) == 1 + held(pool));
+        drop(kept);
     });
-    // 16 came from the cache in two bulks; one is out, 15 are in CPU 1's queue.
-    check!(kept.is_some() && held_at(&pool, 1) == (0, 15) && in_use(&cache) == 16);
-    // SAFETY: Process context; CPU 1 is online and not the boot CPU.
-    let down = unsafe { bindings::remove_cpu(1) };
-    check!(down == 0);
-    if down == 0 {
-        check!(held_at(&pool, 1) == (0, 0));
-        check!(in_use(&cache) == 1);
-        // SAFETY: Process context; CPU 1 was taken offline above.
-        check!(unsafe { bindings::add_cpu(1) } == 0);
-        check!(online_cpus() >= 2);
-    }
-    on_cpu(1, &mut || {
-        let obj = pool.alloc(5, GFP_ATOMIC);
-        check!(obj.as_deref().ok() == Some(&5));
-    });
-    check!(in_use(&cache) == 1 + held(&pool));
-    drop(kept);
-    drop(pool);
-    check!(in_use(&cache) == 0);
-}
-
-/// Reads `current->fail_nth`.
-#[cfg(CONFIG_FAILSLAB)]
-fn fail_nth() -> u32 {
-    // SAFETY: `get_current()` is the running task, alive while it runs this.
-    unsafe { (*crate::bindings::get_current()).fail_nth }
-}
-
-/// Arms `current->fail_nth`: the `nth` fault point this task reaches will fail.
-#[cfg(CONFIG_FAILSLAB)]
-fn set_fail_nth(nth: u32) {
-    // SAFETY: As in `fail_nth`; only the task itself writes its own `fail_nth` here.
-    unsafe { (*crate::bindings::get_current()).fail_nth = nth };
 }
 
 /// Every fault point of a sequence of allocations that refills from the cache: a failed refill
@@ -639,42 +567,38 @@ pub(crate) fn refill_enomem() {
     };
     let mut failed_once = false;
     for nth in 1..=1000 {
-        let Ok(pool) = Small::<u64>::new(&cache) else {
-            check!(false);
-            return;
-        };
-        let mut objs: [Option<SmallObj<'_, u64>>; 20] = core::array::from_fn(|_| None);
-        let (mut failures, mut out) = (0, 0);
-        // The test runs in task context, where the refill runs with bottom halves disabled:
-        // the slab's `failslab` point is reached by this task.
-        set_fail_nth(nth);
-        for slot in objs.iter_mut() {
-            let before = (in_use(&cache), held(&pool));
-            match pool.alloc(7, GFP_ATOMIC) {
-                Ok(obj) => {
-                    *slot = Some(obj);
-                    out += 1;
+        let mut fired = false;
+        pool_of(&cache, |pool: &Small<'_, u64>| {
+            let mut objs: [Option<SmallObj<'_, u64>>; 20] = core::array::from_fn(|_| None);
+            let (mut failures, mut out) = (0, 0);
+            // The test runs in task context, where the refill runs with bottom halves
+            // disabled: the slab's `failslab` point is reached by this task.
+            ffi::set_fail_nth(nth);
+            for slot in objs.iter_mut() {
+                let before = (in_use(&cache), held(pool));
+                match pool.alloc(7, GFP_ATOMIC) {
+                    Ok(obj) => {
+                        *slot = Some(obj);
+                        out += 1;
+                    }
+                    Err(e) => {
+                        check!(e == ENOMEM);
+                        // Only a refill fails: the queues were empty, and stay so; the cache
+                        // gave nothing.
+                        check!(before.1 == 0 && held(pool) == 0 && in_use(&cache) == before.0);
+                        failures += 1;
+                        failed_once = true;
+                    }
                 }
-                Err(e) => {
-                    check!(e == ENOMEM);
-                    // Only a refill fails: the queues were empty, and stay so; the cache gave
-                    // nothing.
-                    check!(before.1 == 0 && held(&pool) == 0 && in_use(&cache) == before.0);
-                    failures += 1;
-                    failed_once = true;
-                }
+                check!(in_use(&cache) == out + held(pool));
             }
-            check!(in_use(&cache) == out + held(&pool));
-        }
-        let fired = fail_nth() == 0;
-        set_fail_nth(0);
-        check!(failures <= 1 && (failures == 0 || fired));
-        // The pool works after a failure.
-        let again = pool.alloc(8, GFP_ATOMIC);
-        check!(again.is_ok());
-        drop((again, objs));
-        drop(pool);
-        check!(in_use(&cache) == 0);
+            fired = ffi::fail_nth() == 0;
+            ffi::set_fail_nth(0);
+            check!(failures <= 1 && (failures == 0 || fired));
+            // The pool works after a failure.
+            let again = pool.alloc(8, GFP_ATOMIC);
+            check!(again.is_ok());
+        });
         if !fired {
             break;
         }
@@ -692,39 +616,32 @@ pub(crate) fn panic_safety() {
             panic!("bomb");
         }
     }
-    let Some(cache) = cache::<Bomb>() else {
-        return;
-    };
-    let Ok(pool) = Small::<Bomb>::new(&cache) else {
-        check!(false);
-        return;
-    };
-    let obj = pool.alloc(Bomb(1), GFP_ATOMIC);
-    check!(obj.is_ok() && held(&pool) == 7);
-    let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| drop(obj)));
-    check!(r.is_err());
-    // The memory went back to the pool, and bottom halves are enabled again.
-    check!(held(&pool) == 8 && in_use(&cache) == 8);
-    if let Some(guard) = BhGuard::new() {
-        if let Ok(obj) = pool.alloc_in(&guard, Bomb(2), GFP_ATOMIC) {
-            let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                pool.free_in(&guard, obj)
-            }));
-            check!(r.is_err() && held(&pool) == 8);
+    with_pool(|cache, pool: &Small<'_, Bomb>| {
+        let obj = pool.alloc(Bomb(1), GFP_ATOMIC);
+        check!(obj.is_ok() && held(pool) == 7);
+        let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| drop(obj)));
+        check!(r.is_err());
+        // The memory went back to the pool, and bottom halves are enabled again.
+        check!(held(pool) == 8 && in_use(cache) == 8);
+        if let Some(guard) = BhGuard::new() {
+            if let Ok(obj) = pool.alloc_in(&guard, Bomb(2), GFP_ATOMIC) {
+                let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                    pool.free_in(&guard, obj)
+                }));
+                check!(r.is_err() && held(pool) == 8);
+            }
         }
-    }
-    // A panic while a guard is held ends the guard's section.
-    let r = std::panic::catch_unwind(|| {
-        let _guard = BhGuard::new();
-        panic!("inside");
+        // A panic while a guard is held ends the guard's section.
+        let r = std::panic::catch_unwind(|| {
+            let _guard = BhGuard::new();
+            panic!("inside");
+        });
+        check!(r.is_err());
+        std::thread::scope(|s| {
+            // Another "thread" on CPU 0 can take it: the first one let go.
+            s.spawn(|| check!(BhGuard::new().is_some()));
+        });
     });
-    check!(r.is_err());
-    std::thread::scope(|s| {
-        // Another "thread" on CPU 0 can take it: the first one let go.
-        s.spawn(|| check!(BhGuard::new().is_some()));
-    });
-    drop(pool);
-    check!(in_use(&cache) == 0);
 }
 
 /// Threads on four CPUs allocate, pass objects to the next CPU, which frees them, at once
@@ -734,50 +651,36 @@ pub(crate) fn cpus_in_parallel() {
     use std::sync::mpsc;
     // Under Miri (`make miri`), a few rounds: its interpreter is some 10^4 times slower.
     const ROUNDS: u64 = if cfg!(miri) { 20 } else { 20_000 };
-    let Some(cache) = cache::<[u64; 4]>() else {
-        return;
-    };
-    let Ok(pool) = Small::<[u64; 4]>::new(&cache) else {
-        check!(false);
-        return;
-    };
-    let cpus = online_cpus();
-    let (txs, rxs): (Vec<_>, Vec<_>) = (0..cpus)
-        .map(|_| mpsc::channel::<SmallObj<'_, [u64; 4]>>())
-        .unzip();
-    std::thread::scope(|s| {
-        for (cpu, rx) in rxs.into_iter().enumerate() {
-            let tx = txs[(cpu + 1) % cpus as usize].clone();
-            let pool = &pool;
-            s.spawn(move || {
-                on_cpu(cpu as u32, &mut || {
-                    for i in 0..ROUNDS {
-                        match pool.alloc([cpu as u64, i, 0, 0], GFP_ATOMIC) {
-                            Ok(obj) => {
-                                let _ = tx.send(obj);
+    with_pool(|cache, pool: &Small<'_, [u64; 4]>| {
+        let cpus = ffi::online_cpus();
+        let (txs, rxs): (Vec<_>, Vec<_>) = (0..cpus)
+            .map(|_| mpsc::channel::<SmallObj<'_, [u64; 4]>>())
+            .unzip();
+        std::thread::scope(|s| {
+            for (cpu, rx) in rxs.into_iter().enumerate() {
+                let tx = txs[(cpu + 1) % cpus as usize].clone();
+                s.spawn(move || {
+                    on_cpu(cpu as u32, &mut || {
+                        for i in 0..ROUNDS {
+                            match pool.alloc([cpu as u64, i, 0, 0], GFP_ATOMIC) {
+                                Ok(obj) => {
+                                    let _ = tx.send(obj);
+                                }
+                                Err(_) => check!(false),
                             }
-                            Err(_) => check!(false),
+                            while let Ok(obj) = rx.try_recv() {
+                                check!(obj[0] == (cpu as u64 + cpus as u64 - 1) % cpus as u64);
+                                drop(obj);
+                            }
                         }
-                        while let Ok(obj) = rx.try_recv() {
-                            check!(obj[0] == (cpu as u64 + cpus as u64 - 1) % cpus as u64);
-                            drop(obj);
-                        }
-                    }
+                    });
+                    rx
                 });
-                rx
-            });
-        }
-        drop(txs);
+            }
+            drop(txs);
+        });
+        check!(in_use(cache) == held(pool));
     });
-    check!(in_use(&cache) == held(&pool));
-    drop(pool);
-    check!(in_use(&cache) == 0);
-}
-
-/// The number of online CPUs.
-fn online_cpus() -> u32 {
-    // SAFETY: `num_online_cpus` reads the online mask.
-    unsafe { crate::bindings::num_online_cpus() }
 }
 
 /// Runs `f` in task context on CPU `cpu`, and waits for it.
@@ -814,18 +717,12 @@ fn on_cpu(cpu: u32, f: &mut dyn FnMut()) {
         f();
         0
     }
-    let cpu = if cpu < online_cpus() { cpu } else { 0 };
+    let cpu = if cpu < ffi::online_cpus() { cpu } else { 0 };
     let before = FAILED.load(Ordering::Relaxed);
     let mut f = f;
     // SAFETY: `call` matches `arg`, which lives until `work_on_cpu` has returned, having waited
     // for the call; the test runs in process context, where `work_on_cpu` may sleep.
-    unsafe {
-        crate::bindings::work_on_cpu(
-            cpu as crate::ffi::c_int,
-            Some(call),
-            core::ptr::addr_of_mut!(f).cast(),
-        )
-    };
+    unsafe { ffi::work_on_cpu(cpu, call, core::ptr::addr_of_mut!(f).cast()) };
     check_elsewhere(before);
 }
 
@@ -833,7 +730,7 @@ fn on_cpu(cpu: u32, f: &mut dyn FnMut()) {
 #[cfg(not(test))]
 #[repr(C)]
 struct BhWork<'a> {
-    work: crate::bindings::work_struct,
+    work: ffi::work_struct,
     f: &'a mut dyn FnMut(),
 }
 
@@ -842,25 +739,24 @@ struct BhWork<'a> {
 #[cfg(not(test))]
 fn in_softirq(cpu: u32, f: &mut dyn FnMut()) -> bool {
     use crate::alloc::{flags::GFP_KERNEL, KBox};
-    use crate::bindings;
 
     /// Runs the closure of the `BhWork` that `work` is the first field of.
     ///
     /// # Safety
     ///
     /// `work` is the first field of a live `BhWork` that nothing else uses during the call.
-    unsafe extern "C" fn run(work: *mut bindings::work_struct) {
+    unsafe extern "C" fn run(work: *mut ffi::work_struct) {
         // SAFETY: `work` is the first field of a `repr(C)` `BhWork`, which `in_softirq` keeps
         // alive and leaves alone until the work has run (`flush_work`).
         let w = unsafe { &mut *work.cast::<BhWork<'_>>() };
         (w.f)();
     }
     /// The work items' lockdep class (a static object, as `INIT_WORK` makes).
-    static mut KEY: bindings::lock_class_key =
+    static mut KEY: ffi::lock_class_key =
         // SAFETY: All-zero is what a C `static struct lock_class_key` starts as.
         unsafe { core::mem::zeroed() };
 
-    if cpu >= online_cpus() {
+    if cpu >= ffi::online_cpus() {
         return false;
     }
     let Ok(mut w) = KBox::new(
@@ -875,18 +771,12 @@ fn in_softirq(cpu: u32, f: &mut dyn FnMut()) -> bool {
     };
     let before = FAILED.load(Ordering::Relaxed);
     let work = core::ptr::addr_of_mut!(w.work);
-    // SAFETY: `work` is valid and not queued; `run` matches it; the name is a static C string
-    // and `KEY` a static object.
+    // SAFETY: `work` is valid and not queued; `run` matches it; `KEY` is a static object.
+    // The work item lives until `flush_work` has waited for it to run; process context.
     unsafe {
-        bindings::init_work_with_key(
-            work,
-            Some(run),
-            false,
-            c"rust_qmempool_bh".to_bytes_with_nul().as_ptr().cast(),
-            core::ptr::addr_of_mut!(KEY),
-        );
-        bindings::queue_work_on(cpu as crate::ffi::c_int, bindings::system_bh_wq, work);
-        bindings::flush_work(work);
+        ffi::init_work(work, run, c"rust_qmempool_bh", core::ptr::addr_of_mut!(KEY));
+        ffi::queue_bh_work_on(cpu, work);
+        ffi::flush_work(work);
     }
     check_elsewhere(before);
     true
@@ -897,8 +787,8 @@ fn in_softirq(cpu: u32, f: &mut dyn FnMut()) -> bool {
 fn irqs_off(f: &mut dyn FnMut()) {
     // SAFETY: Paired with `local_irq_enable` below; the test runs with IRQs enabled, and `f`
     // neither sleeps nor leaves IRQs in another state.
-    unsafe { crate::bindings::local_irq_disable() };
+    unsafe { ffi::local_irq_disable() };
     f();
     // SAFETY: As above.
-    unsafe { crate::bindings::local_irq_enable() };
+    unsafe { ffi::local_irq_enable() };
 }
