@@ -10,6 +10,7 @@
 //! ./target/release/alf_queue_micro [elems] [runs]     # a table of ns per operation
 //! ONLY=variant,k ./target/release/alf_queue_micro      # one variant and k, for perf/valgrind
 //! ./run.sh ir | ./run.sh time                          # instructions (valgrind), CPU time
+//! ./target/release/alf_queue_micro alias               # the elements' page offset (alias.rs)
 //! ```
 //!
 //! Variants: 0 mpmc_single, 1 mpmc_bulk, 2 c_mpmc_bulk, 3 spsc_single, 4 spsc_bulk,
@@ -32,6 +33,8 @@ mod loops;
 #[path = "../../../../samples/rust/bench_placement.rs"]
 mod placement;
 use loops::{mpmc_bulk, mpmc_single, spsc_bulk, spsc_single};
+
+mod alias;
 
 extern "C" {
     fn rust_alf_queue_bench_cq_new(size: u32) -> *mut c_void;
@@ -96,6 +99,9 @@ pub fn asm_spsc_enqueue(q: &SpscQueue<Item, RING>, x: Item) -> bool {
 }
 
 fn main() {
+    if std::env::args().nth(1).as_deref() == Some("alias") {
+        return alias::run();
+    }
     let elems: usize = std::env::args()
         .nth(1)
         .map(|s| s.parse().unwrap())

@@ -1,11 +1,12 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! Where the elements sit against the queues' indices: the kernel benchmark's MPMC loops
-//! (`mpmc_slice`, `mpmc_single`) and the C reference's, with both queues page-aligned (as
-//! `kmalloc` places them in the kernel) and the elements' array moved through one page.
+//! `alf_queue_micro alias`: where the elements sit against the queues' indices. The kernel
+//! benchmark's MPMC loops (`mpmc_slice`, `mpmc_single`) and the C reference's, with both queues
+//! page-aligned (as `kmalloc` places them in the kernel) and the elements' array moved through
+//! one page.
 //!
 //! ```text
-//! cd rust/alf_queue/micro && cargo run --release --bin alias [elems] [runs] [offsets]
+//! cd rust/alf_queue/micro && cargo run --release -- alias [elems] [runs] [offsets]
 //! ```
 //!
 //! `offsets` are hexadecimal page offsets of the array (default `0,40,400,800,c00`). A store to
@@ -13,42 +14,20 @@
 //! on Intel cores; the table shows which loop pays for it at which offset. docs/benchmarks.md,
 //! "alf_queue in the kernel", says what the kernel benchmark does with it.
 
-#[allow(unused_imports)] // the loops file names them all
-use alf_queue::{Batch, MpmcQueue, SpscQueue};
+use crate::loops::{mpmc_single, mpmc_slice};
+use crate::{rust_alf_queue_bench_cq_mpmc_run, rust_alf_queue_bench_cq_new, Item, MAX_BULK, RING};
+use alf_queue::MpmcQueue;
 use std::alloc::{alloc_zeroed, Layout};
-use std::ffi::c_void;
 use std::time::Instant;
-
-const RING: usize = 1024;
-const MAX_BULK: usize = 256;
-type Item = *mut c_void;
-
-#[allow(dead_code, unused_macros, unused_imports)]
-#[path = "../../../../../samples/rust/rust_alf_queue_bench_loops.rs"]
-mod loops;
-#[allow(dead_code, unused_macros, unused_imports)]
-#[path = "../../../../../samples/rust/bench_placement.rs"]
-mod placement;
-use loops::{mpmc_single, mpmc_slice};
-
-extern "C" {
-    fn rust_alf_queue_bench_cq_new(size: u32) -> *mut c_void;
-    fn rust_alf_queue_bench_cq_mpmc_run(
-        q: *mut c_void,
-        objs: *mut Item,
-        n: i32,
-        loops: u64,
-        copy: i32,
-    ) -> u64;
-}
 
 fn median(mut v: Vec<f64>) -> f64 {
     v.sort_by(|a, b| a.partial_cmp(b).unwrap());
     v[v.len() / 2]
 }
 
-fn main() {
-    let arg = |i: usize| std::env::args().nth(i);
+/// Runs the table; the arguments after `alias` are `[elems] [runs] [offsets]`.
+pub(crate) fn run() {
+    let arg = |i: usize| std::env::args().nth(i + 1);
     let elems: usize = arg(1).map_or(1 << 22, |s| s.parse().unwrap());
     let runs: usize = arg(2).map_or(5, |s| s.parse().unwrap());
     let offsets: Vec<usize> = arg(3)
@@ -57,7 +36,9 @@ fn main() {
         .map(|s| usize::from_str_radix(s, 16).unwrap())
         .collect();
     let page = Layout::from_size_align(2 << 12, 1 << 12).unwrap();
-    let qlayout = Layout::new::<MpmcQueue<Item, RING>>().align_to(1 << 12).unwrap();
+    let qlayout = Layout::new::<MpmcQueue<Item, RING>>()
+        .align_to(1 << 12)
+        .unwrap();
     // SAFETY: Both layouts have a non-zero size; the queue is written before it is used and
     // lives (leaked) for the whole program.
     let (q, buf) = unsafe {
@@ -77,7 +58,8 @@ fn main() {
     for &off in &offsets {
         assert!(off + MAX_BULK * 8 <= 2 << 12);
         // SAFETY: The array lies inside `buf` (checked above), which nothing else uses.
-        let items = unsafe { std::slice::from_raw_parts_mut(buf.add(off).cast::<Item>(), MAX_BULK) };
+        let items =
+            unsafe { std::slice::from_raw_parts_mut(buf.add(off).cast::<Item>(), MAX_BULK) };
         for (i, it) in items.iter_mut().enumerate() {
             *it = (0x1000 + 8 * i) as Item;
         }
@@ -92,8 +74,13 @@ fn main() {
                         0 => mpmc_slice::<0>(q, &mut items[..n], loops),
                         // SAFETY: `cq` is a C queue of RING slots, `items` has `n` elements.
                         1 => unsafe {
-                            rust_alf_queue_bench_cq_mpmc_run(cq, items.as_mut_ptr(), n as i32, loops as u64, 0)
-                                as usize
+                            rust_alf_queue_bench_cq_mpmc_run(
+                                cq,
+                                items.as_mut_ptr(),
+                                n as i32,
+                                loops as u64,
+                                0,
+                            ) as usize
                         },
                         _ => mpmc_single::<0>(q, &mut items[..n], loops),
                     };
