@@ -236,8 +236,9 @@ struct Setting {
 
 /// A `T` 1 KiB into a page.
 ///
-/// `kmalloc` aligns an allocation of 2-4 KiB to a page, as it does the queues (larger powers of
-/// two), whose indices all sit in their first 256 bytes. Elements stored at the page offset of
+/// `kmalloc` serves 2-4 KiB from its 4 KiB size class, whose objects start on a page in the
+/// benchmark kernel (no slab debugging), as the queues do (larger powers of two, naturally
+/// aligned), whose indices all sit in their first 256 bytes. Elements stored at the page offset of
 /// an index that the next call loads are 4K aliasing on Intel cores: the load waits as if it
 /// depended on the store, in every call. Elements in the middle of a page are at the same
 /// distance from the indices of every queue, ours and the C's, in every set of data
@@ -257,7 +258,7 @@ impl<T> MidPage<T> {
     }
 }
 
-// Both uses fall in `kmalloc`'s 4 KiB size class, whose objects are page-aligned.
+// Both uses fall in `kmalloc`'s 4 KiB size class.
 const _: () = assert!(size_of::<MidPage<Batch<Item, MAX_BULK>>>() <= 4096);
 const _: () = assert!(size_of::<MidPage<[Item; MAX_BULK]>>() > 2048);
 
