@@ -577,27 +577,13 @@ unsafe fn realloc<C: StaticCache>(
     Ok(NonNull::slice_from_raw_parts(obj, layout.size()))
 }
 
-#[cfg(not(kernel_ge_7_0))]
 // SAFETY: Every allocation is a live object of `C`'s cache (or, for a size of 0, a dangling
 // pointer), valid until it is freed: the cell counts it, and a registration dropped while it is
-// counted keeps the cache. Any object of the cache may be passed to any function here.
-unsafe impl<C: StaticCache> Allocator for C {
-    #[inline]
-    unsafe fn realloc(
-        ptr: Option<NonNull<u8>>,
-        layout: Layout,
-        old_layout: Layout,
-        flags: Flags,
-    ) -> Result<NonNull<[u8]>, AllocError> {
-        // SAFETY: Forwarded from the caller.
-        unsafe { realloc::<C>(ptr, layout, old_layout, flags, NUMA_NO_NODE) }
-    }
-}
-
-#[cfg(kernel_ge_7_0)]
-// SAFETY: As for the kernels before 7.0; every object is aligned to `C::Item` (the cache's
+// counted keeps the cache. Any object of the cache may be passed to any function here. From 7.0
+// the trait also asks for `MIN_ALIGN`: every object is aligned to `C::Item` (the cache's
 // alignment), and a zero-sized allocation's dangling pointer too.
 unsafe impl<C: StaticCache> Allocator for C {
+    #[cfg(kernel_ge_7_0)]
     const MIN_ALIGN: usize = mem::align_of::<C::Item>();
 
     #[inline]
@@ -606,10 +592,15 @@ unsafe impl<C: StaticCache> Allocator for C {
         layout: Layout,
         old_layout: Layout,
         flags: Flags,
-        nid: crate::alloc::NumaNode,
+        #[cfg(kernel_ge_7_0)] nid: crate::alloc::NumaNode,
     ) -> Result<NonNull<[u8]>, AllocError> {
+        // From 7.0 the caller names a NUMA node; before, the allocator picks one.
+        #[cfg(kernel_ge_7_0)]
+        let node = node_id(nid);
+        #[cfg(not(kernel_ge_7_0))]
+        let node = NUMA_NO_NODE;
         // SAFETY: Forwarded from the caller.
-        unsafe { realloc::<C>(ptr, layout, old_layout, flags, node_id(nid)) }
+        unsafe { realloc::<C>(ptr, layout, old_layout, flags, node) }
     }
 }
 
