@@ -86,7 +86,14 @@ mod loops;
 mod placement;
 
 use bench::{MAX_OBJS, MAX_RUNS};
-use loops::{mpmc_bulk, mpmc_single, mpmc_slice, spsc_bulk, spsc_single, spsc_slice, spsc_with};
+use loops::{
+    c_loop, mpmc_bulk, mpmc_single, mpmc_slice, rust_alf_queue_bench_cq_free,
+    rust_alf_queue_bench_cq_mpmc_check, rust_alf_queue_bench_cq_mpmc_run,
+    rust_alf_queue_bench_cq_new, rust_alf_queue_bench_cq_spsc_check,
+    rust_alf_queue_bench_cq_spsc_run, rust_alf_queue_bench_ptr_ring_free,
+    rust_alf_queue_bench_ptr_ring_new, rust_alf_queue_bench_ptr_ring_run, spsc_bulk, spsc_single,
+    spsc_slice, spsc_with,
+};
 use placement::{in_copy, CODE_PLACEMENTS};
 
 bench::sample_module! {
@@ -129,47 +136,6 @@ bench::variants! {
         CSpscBulk => "c_spsc_bulk",
         PtrRing => "ptr_ring",
     }
-}
-
-// The `ptr_ring` side and the C reference, in `rust_alf_queue_bench_ptr_ring.c` and its headers.
-extern "C" {
-    fn rust_alf_queue_bench_cq_new(size: u32) -> *mut c_void;
-    fn rust_alf_queue_bench_cq_free(q: *mut c_void);
-    fn rust_alf_queue_bench_cq_mpmc_run(
-        q: *mut c_void,
-        objs: *mut Item,
-        n: c_int,
-        loops: c_ulong,
-        copy: c_int,
-    ) -> c_ulong;
-    fn rust_alf_queue_bench_cq_spsc_run(
-        q: *mut c_void,
-        objs: *mut Item,
-        n: c_int,
-        loops: c_ulong,
-        copy: c_int,
-    ) -> c_ulong;
-    fn rust_alf_queue_bench_cq_mpmc_check(
-        q: *mut c_void,
-        objs: *mut Item,
-        n: c_int,
-        loops: c_ulong,
-    ) -> c_ulong;
-    fn rust_alf_queue_bench_cq_spsc_check(
-        q: *mut c_void,
-        objs: *mut Item,
-        n: c_int,
-        loops: c_ulong,
-    ) -> c_ulong;
-    fn rust_alf_queue_bench_ptr_ring_new(size: c_int) -> *mut c_void;
-    fn rust_alf_queue_bench_ptr_ring_free(r: *mut c_void);
-    fn rust_alf_queue_bench_ptr_ring_run(
-        r: *mut c_void,
-        objs: *mut Item,
-        n: c_int,
-        loops: c_ulong,
-        copy: c_int,
-    ) -> c_ulong;
 }
 
 /// A ring of the C side (a `ptr_ring` or a C reference queue), freed on drop.
@@ -296,19 +262,13 @@ impl Setting {
         let batch = KBox::new(MidPage::new(Batch::new()), GFP_KERNEL)?;
         // SAFETY: Process context (module init), where the C constructors may allocate with
         // `GFP_KERNEL`; each ring gets its constructor's destructor.
-        let c_mpmc = unsafe {
+        let c_ref = || unsafe {
             CRing::new(
                 rust_alf_queue_bench_cq_new(RING as u32),
                 rust_alf_queue_bench_cq_free,
             )
-        }?;
-        // SAFETY: As above.
-        let c_spsc = unsafe {
-            CRing::new(
-                rust_alf_queue_bench_cq_new(RING as u32),
-                rust_alf_queue_bench_cq_free,
-            )
-        }?;
+        };
+        let (c_mpmc, c_spsc) = (c_ref()?, c_ref()?);
         // SAFETY: As above.
         let ptr_ring = unsafe {
             CRing::new(
@@ -358,13 +318,7 @@ impl Setting {
                 // alone, and empty after every complete run; `items` holds `n <= MAX_BULK < RING`
                 // pointers.
                 Variant::CMpmcBulk => unsafe {
-                    rust_alf_queue_bench_cq_mpmc_run(
-                        c_mpmc,
-                        items.as_mut_ptr(),
-                        n as c_int,
-                        loops as c_ulong,
-                        copy as c_int,
-                    ) as usize
+                    c_loop(rust_alf_queue_bench_cq_mpmc_run, c_mpmc, items, loops, copy)
                 },
                 Variant::SpscSingle => in_copy!(copy, spsc_single(spsc, items, loops)),
                 Variant::SpscBulk => in_copy!(copy, spsc_bulk(spsc, b, n, loops)),
@@ -373,24 +327,12 @@ impl Setting {
                 // SAFETY: As for `c_mpmc_bulk`; `c_spsc` has one producer and one consumer,
                 // this thread.
                 Variant::CSpscBulk => unsafe {
-                    rust_alf_queue_bench_cq_spsc_run(
-                        c_spsc,
-                        items.as_mut_ptr(),
-                        n as c_int,
-                        loops as c_ulong,
-                        copy as c_int,
-                    ) as usize
+                    c_loop(rust_alf_queue_bench_cq_spsc_run, c_spsc, items, loops, copy)
                 },
                 // SAFETY: `ring` is live (type invariant of `CRing`) and empty after every
                 // complete run; `items` holds `n <= MAX_BULK < RING` non-NULL pointers.
                 Variant::PtrRing => unsafe {
-                    rust_alf_queue_bench_ptr_ring_run(
-                        ring,
-                        items.as_mut_ptr(),
-                        n as c_int,
-                        loops as c_ulong,
-                        copy as c_int,
-                    ) as usize
+                    c_loop(rust_alf_queue_bench_ptr_ring_run, ring, items, loops, copy)
                 },
             };
         });

@@ -18,50 +18,9 @@
 #include <linux/slab.h>
 
 #include "rust_alf_queue_bench_ptr_ring.h"
+/* With the C reference's entry points (see the header). */
+#define ALF_REF_BENCH_ENTRY_POINTS
 #include "rust_alf_queue_ref.h"
-
-/* Returns an empty queue of @size slots (a power of two), or NULL. */
-struct alf_ref_queue *rust_alf_queue_bench_cq_new(u32 size)
-{
-	return alf_ref_new(size, 0U - ALF_REF_START_BELOW_WRAP);
-}
-
-void rust_alf_queue_bench_cq_free(struct alf_ref_queue *q)
-{
-	kfree(q);
-}
-
-/* alf_ref_mpmc_loop() in copy @copy of its code (0 to 3). */
-unsigned long rust_alf_queue_bench_cq_mpmc_run(struct alf_ref_queue *q,
-					       void **objs, int n,
-					       unsigned long loops, int copy)
-{
-	return bench_in_copy(alf_ref_mpmc_loop, q, objs, n, loops, copy);
-}
-
-/* alf_ref_spsc_loop() in copy @copy of its code (0 to 3). */
-unsigned long rust_alf_queue_bench_cq_spsc_run(struct alf_ref_queue *q,
-					       void **objs, int n,
-					       unsigned long loops, int copy)
-{
-	return bench_in_copy(alf_ref_spsc_loop, q, objs, n, loops, copy);
-}
-
-/* alf_ref_check() with the multi-producer/consumer functions. */
-unsigned long rust_alf_queue_bench_cq_mpmc_check(struct alf_ref_queue *q,
-						 void **objs, int n,
-						 unsigned long loops)
-{
-	return alf_ref_check(q, objs, n, loops, true);
-}
-
-/* alf_ref_check() with the single-producer/consumer functions. */
-unsigned long rust_alf_queue_bench_cq_spsc_check(struct alf_ref_queue *q,
-						 void **objs, int n,
-						 unsigned long loops)
-{
-	return alf_ref_check(q, objs, n, loops, false);
-}
 
 /* Returns an empty ring of @size entries, or NULL. */
 struct ptr_ring *rust_alf_queue_bench_ptr_ring_new(int size)

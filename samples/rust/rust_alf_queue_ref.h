@@ -402,4 +402,59 @@ static inline unsigned long alf_ref_check(struct alf_ref_queue *q, void **objs,
 	return bad;
 }
 
+
+/*
+ * The entry points of rust_alf_queue_bench's C reference, which its Rust side
+ * declares (with their prototypes in rust_alf_queue_bench_ptr_ring.h): written
+ * once, here, for the kernel module (rust_alf_queue_bench_ptr_ring.c) and the
+ * userspace harness (rust/alf_queue/micro/cq.c), each of which defines
+ * ALF_REF_BENCH_ENTRY_POINTS before it includes this header.
+ */
+#ifdef ALF_REF_BENCH_ENTRY_POINTS
+
+/* Returns an empty queue of @size slots (a power of two), or NULL. */
+struct alf_ref_queue *rust_alf_queue_bench_cq_new(u32 size)
+{
+	return alf_ref_new(size, 0U - ALF_REF_START_BELOW_WRAP);
+}
+
+void rust_alf_queue_bench_cq_free(struct alf_ref_queue *q)
+{
+	kfree(q);
+}
+
+/* alf_ref_mpmc_loop() in copy @copy of its code (0 to 3). */
+unsigned long rust_alf_queue_bench_cq_mpmc_run(struct alf_ref_queue *q,
+					       void **objs, int n,
+					       unsigned long loops, int copy)
+{
+	return bench_in_copy(alf_ref_mpmc_loop, q, objs, n, loops, copy);
+}
+
+/* alf_ref_spsc_loop() in copy @copy of its code (0 to 3). */
+unsigned long rust_alf_queue_bench_cq_spsc_run(struct alf_ref_queue *q,
+					       void **objs, int n,
+					       unsigned long loops, int copy)
+{
+	return bench_in_copy(alf_ref_spsc_loop, q, objs, n, loops, copy);
+}
+
+/* alf_ref_check() with the multi-producer/consumer functions. */
+unsigned long rust_alf_queue_bench_cq_mpmc_check(struct alf_ref_queue *q,
+						 void **objs, int n,
+						 unsigned long loops)
+{
+	return alf_ref_check(q, objs, n, loops, true);
+}
+
+/* alf_ref_check() with the single-producer/consumer functions. */
+unsigned long rust_alf_queue_bench_cq_spsc_check(struct alf_ref_queue *q,
+						 void **objs, int n,
+						 unsigned long loops)
+{
+	return alf_ref_check(q, objs, n, loops, false);
+}
+
+#endif /* ALF_REF_BENCH_ENTRY_POINTS */
+
 #endif

@@ -2,8 +2,8 @@
 /*
  * The C reference queue of rust_alf_queue_bench in userspace, built by build.rs
  * with gcc -O2: the kernel primitives its header uses, mapped to GCC builtins,
- * and the sample's entry points around the header's loops (the harness runs
- * copy 0 of their code).
+ * and the header with the sample's entry points around its loops (the harness
+ * runs copy 0 of their code).
  */
 #include <stdbool.h>
 #include <stdlib.h>
@@ -27,37 +27,5 @@ typedef unsigned int u32;
 #define struct_size(q, f, n) (sizeof(*(q)) + (n) * sizeof(void *))
 #define is_power_of_2(n) ((n) && !((n) & ((n) - 1)))
 
+#define ALF_REF_BENCH_ENTRY_POINTS
 #include "../../../samples/rust/rust_alf_queue_ref.h"
-
-struct alf_ref_queue *rust_alf_queue_bench_cq_new(u32 size)
-{
-	return alf_ref_new(size, 0U - ALF_REF_START_BELOW_WRAP);
-}
-
-unsigned long rust_alf_queue_bench_cq_mpmc_run(struct alf_ref_queue *q,
-					       void **objs, int n,
-					       unsigned long loops, int copy)
-{
-	return bench_in_copy(alf_ref_mpmc_loop, q, objs, n, loops, copy);
-}
-
-unsigned long rust_alf_queue_bench_cq_spsc_run(struct alf_ref_queue *q,
-					       void **objs, int n,
-					       unsigned long loops, int copy)
-{
-	return bench_in_copy(alf_ref_spsc_loop, q, objs, n, loops, copy);
-}
-
-unsigned long rust_alf_queue_bench_cq_mpmc_check(struct alf_ref_queue *q,
-						 void **objs, int n,
-						 unsigned long loops)
-{
-	return alf_ref_check(q, objs, n, loops, true);
-}
-
-unsigned long rust_alf_queue_bench_cq_spsc_check(struct alf_ref_queue *q,
-						 void **objs, int n,
-						 unsigned long loops)
-{
-	return alf_ref_check(q, objs, n, loops, false);
-}

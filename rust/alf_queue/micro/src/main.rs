@@ -17,7 +17,7 @@
 //! 5 c_spsc_bulk. The `asm_*` functions are small wrappers to read with `objdump -d`.
 
 use alf_queue::{Batch, MpmcQueue, SpscQueue};
-use std::ffi::c_void;
+use std::ffi::{c_int, c_ulong, c_void};
 use std::hint::black_box;
 use std::time::Instant;
 
@@ -25,46 +25,21 @@ const RING: usize = 1024;
 const MAX_BULK: usize = 256;
 type Item = *mut c_void;
 
-// The kernel sample's loops, the same source, in their copy 0 (`spsc_with` has no variant here).
+// The kernel sample's loops and its declarations of the C side, the same source; the loops in
+// their copy 0 (`spsc_with` and the slice loops have no variant here).
 #[allow(dead_code, unused_macros, unused_imports)]
 #[path = "../../../../samples/rust/rust_alf_queue_bench_loops.rs"]
 mod loops;
 #[allow(dead_code, unused_macros, unused_imports)]
 #[path = "../../../../samples/rust/bench_placement.rs"]
 mod placement;
-use loops::{mpmc_bulk, mpmc_single, spsc_bulk, spsc_single};
+use loops::{
+    c_loop, mpmc_bulk, mpmc_single, rust_alf_queue_bench_cq_mpmc_check,
+    rust_alf_queue_bench_cq_mpmc_run, rust_alf_queue_bench_cq_new,
+    rust_alf_queue_bench_cq_spsc_check, rust_alf_queue_bench_cq_spsc_run, spsc_bulk, spsc_single,
+};
 
 mod alias;
-
-extern "C" {
-    fn rust_alf_queue_bench_cq_new(size: u32) -> *mut c_void;
-    fn rust_alf_queue_bench_cq_mpmc_run(
-        q: *mut c_void,
-        objs: *mut Item,
-        n: i32,
-        loops: u64,
-        copy: i32,
-    ) -> u64;
-    fn rust_alf_queue_bench_cq_mpmc_check(
-        q: *mut c_void,
-        objs: *mut Item,
-        n: i32,
-        loops: u64,
-    ) -> u64;
-    fn rust_alf_queue_bench_cq_spsc_run(
-        q: *mut c_void,
-        objs: *mut Item,
-        n: i32,
-        loops: u64,
-        copy: i32,
-    ) -> u64;
-    fn rust_alf_queue_bench_cq_spsc_check(
-        q: *mut c_void,
-        objs: *mut Item,
-        n: i32,
-        loops: u64,
-    ) -> u64;
-}
 
 // For reading the generated code.
 #[no_mangle]
@@ -136,17 +111,11 @@ fn main() {
             1 => mpmc_bulk::<0>(&mpmc, b, n, loops),
             // SAFETY: `cm` is a live C queue of `RING` slots used by this thread alone, empty
             // after every complete run; `items` holds `n <= MAX_BULK < RING` pointers.
-            2 => unsafe {
-                rust_alf_queue_bench_cq_mpmc_run(cm, items.as_mut_ptr(), n as i32, loops as u64, 0)
-                    as usize
-            },
+            2 => unsafe { c_loop(rust_alf_queue_bench_cq_mpmc_run, cm, &mut items[..n], loops, 0) },
             3 => spsc_single::<0>(&mut spsc, &mut items[..n], loops),
             4 => spsc_bulk::<0>(&mut spsc, b, n, loops),
             // SAFETY: As for variant 2, with `cs`.
-            _ => unsafe {
-                rust_alf_queue_bench_cq_spsc_run(cs, items.as_mut_ptr(), n as i32, loops as u64, 0)
-                    as usize
-            },
+            _ => unsafe { c_loop(rust_alf_queue_bench_cq_spsc_run, cs, &mut items[..n], loops, 0) },
         }
     };
     if let Some((vi, n)) = only {
@@ -158,11 +127,12 @@ fn main() {
     }
     for n in [1usize, 2, 3, 4, 8, 16, 64] {
         let loops = (elems / n).max(1);
+        let (objs, n, loops) = (items.as_mut_ptr(), n as c_int, loops as c_ulong);
         // SAFETY: `cm` and `cs` are live C queues used by this thread alone; `items` holds
         // `n <= MAX_BULK < RING` pointers.
         let bad = unsafe {
-            rust_alf_queue_bench_cq_mpmc_check(cm, items.as_mut_ptr(), n as i32, loops as u64)
-                + rust_alf_queue_bench_cq_spsc_check(cs, items.as_mut_ptr(), n as i32, loops as u64)
+            rust_alf_queue_bench_cq_mpmc_check(cm, objs, n, loops)
+                + rust_alf_queue_bench_cq_spsc_check(cs, objs, n, loops)
         };
         assert_eq!(bad, 0, "check n={n}");
     }
