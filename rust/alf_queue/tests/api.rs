@@ -653,6 +653,7 @@ fn model_run<Q: TestQueue>(q: &Q, seed: u64, ops: usize) {
 }
 
 trait TestQueue {
+    fn at(start: u32) -> Self;
     fn cap(&self) -> usize;
     fn length(&self) -> usize;
     fn enq(&self, v: u32) -> Result<(), u32>;
@@ -663,108 +664,80 @@ trait TestQueue {
     fn deq_slice(&self, out: &mut [u32], burst: bool) -> Result<usize, Error>;
 }
 
-impl<const N: usize> TestQueue for MpmcQueue<u32, N> {
-    fn cap(&self) -> usize {
-        self.capacity()
-    }
-    fn length(&self) -> usize {
-        self.len()
-    }
-    fn enq(&self, v: u32) -> Result<(), u32> {
-        self.enqueue(v)
-    }
-    fn deq(&self) -> Option<u32> {
-        self.dequeue()
-    }
-    fn enq_batch(&self, b: &mut Batch<u32, 40>, burst: bool) -> Result<usize, Error> {
-        let k = b.len();
-        if burst {
-            self.enqueue_burst(b)
-        } else {
-            self.enqueue_bulk(b).map(|()| k)
+/// Implements [`TestQueue`] for `$Queue`; `unsafe` for SPSC, whose methods are: the model test
+/// is single-threaded, which is all the single-producer single-consumer contract asks.
+macro_rules! test_queue {
+    ($Queue:ident $(, $unsafe:tt)?) => {
+        impl<const N: usize> TestQueue for $Queue<u32, N> {
+            fn at(start: u32) -> Self {
+                Self::with_start_index(start)
+            }
+            fn cap(&self) -> usize {
+                self.capacity()
+            }
+            fn length(&self) -> usize {
+                self.len()
+            }
+            fn enq(&self, v: u32) -> Result<(), u32> {
+                // SAFETY: Single-threaded.
+                $($unsafe)? { self.enqueue(v) }
+            }
+            fn deq(&self) -> Option<u32> {
+                // SAFETY: Single-threaded.
+                $($unsafe)? { self.dequeue() }
+            }
+            fn enq_batch(&self, b: &mut Batch<u32, 40>, burst: bool) -> Result<usize, Error> {
+                let k = b.len();
+                // SAFETY: Single-threaded.
+                $($unsafe)? {
+                    if burst {
+                        self.enqueue_burst(b)
+                    } else {
+                        self.enqueue_bulk(b).map(|()| k)
+                    }
+                }
+            }
+            fn deq_batch(
+                &self,
+                b: &mut Batch<u32, 40>,
+                n: usize,
+                burst: bool,
+            ) -> Result<usize, Error> {
+                // SAFETY: Single-threaded.
+                $($unsafe)? {
+                    if burst {
+                        self.dequeue_burst(b, n)
+                    } else {
+                        self.dequeue_bulk(b, n).map(|()| n)
+                    }
+                }
+            }
+            fn enq_slice(&self, items: &[u32], burst: bool) -> Result<usize, Error> {
+                // SAFETY: Single-threaded.
+                $($unsafe)? {
+                    if burst {
+                        self.enqueue_burst_from(items)
+                    } else {
+                        self.enqueue_bulk_from(items).map(|()| items.len())
+                    }
+                }
+            }
+            fn deq_slice(&self, out: &mut [u32], burst: bool) -> Result<usize, Error> {
+                // SAFETY: Single-threaded.
+                $($unsafe)? {
+                    if burst {
+                        self.dequeue_burst_into(out)
+                    } else {
+                        self.dequeue_bulk_into(out).map(|()| out.len())
+                    }
+                }
+            }
         }
-    }
-    fn deq_batch(&self, b: &mut Batch<u32, 40>, n: usize, burst: bool) -> Result<usize, Error> {
-        if burst {
-            self.dequeue_burst(b, n)
-        } else {
-            self.dequeue_bulk(b, n).map(|()| n)
-        }
-    }
-    fn enq_slice(&self, items: &[u32], burst: bool) -> Result<usize, Error> {
-        if burst {
-            self.enqueue_burst_from(items)
-        } else {
-            self.enqueue_bulk_from(items).map(|()| items.len())
-        }
-    }
-    fn deq_slice(&self, out: &mut [u32], burst: bool) -> Result<usize, Error> {
-        if burst {
-            self.dequeue_burst_into(out)
-        } else {
-            self.dequeue_bulk_into(out).map(|()| out.len())
-        }
-    }
+    };
 }
 
-impl<const N: usize> TestQueue for SpscQueue<u32, N> {
-    fn cap(&self) -> usize {
-        self.capacity()
-    }
-    fn length(&self) -> usize {
-        self.len()
-    }
-    // SAFETY (all methods): the model test is single-threaded.
-    fn enq(&self, v: u32) -> Result<(), u32> {
-        // SAFETY: Single-threaded.
-        unsafe { self.enqueue(v) }
-    }
-    fn deq(&self) -> Option<u32> {
-        // SAFETY: Single-threaded.
-        unsafe { self.dequeue() }
-    }
-    fn enq_batch(&self, b: &mut Batch<u32, 40>, burst: bool) -> Result<usize, Error> {
-        let k = b.len();
-        // SAFETY: Single-threaded.
-        unsafe {
-            if burst {
-                self.enqueue_burst(b)
-            } else {
-                self.enqueue_bulk(b).map(|()| k)
-            }
-        }
-    }
-    fn deq_batch(&self, b: &mut Batch<u32, 40>, n: usize, burst: bool) -> Result<usize, Error> {
-        // SAFETY: Single-threaded.
-        unsafe {
-            if burst {
-                self.dequeue_burst(b, n)
-            } else {
-                self.dequeue_bulk(b, n).map(|()| n)
-            }
-        }
-    }
-    fn enq_slice(&self, items: &[u32], burst: bool) -> Result<usize, Error> {
-        // SAFETY: Single-threaded.
-        unsafe {
-            if burst {
-                self.enqueue_burst_from(items)
-            } else {
-                self.enqueue_bulk_from(items).map(|()| items.len())
-            }
-        }
-    }
-    fn deq_slice(&self, out: &mut [u32], burst: bool) -> Result<usize, Error> {
-        // SAFETY: Single-threaded.
-        unsafe {
-            if burst {
-                self.dequeue_burst_into(out)
-            } else {
-                self.dequeue_bulk_into(out).map(|()| out.len())
-            }
-        }
-    }
-}
+test_queue!(MpmcQueue);
+test_queue!(SpscQueue, unsafe);
 
 /// Operations per model run: small enough for an unoptimised `cargo test`.
 const MODEL_OPS: usize = if cfg!(miri) { 200 } else { 20_000 };
@@ -788,41 +761,57 @@ fn expected(k: usize, cap: usize, avail: usize, burst: bool, short: Error) -> Re
     }
 }
 
+/// Runs a model test from every start of [`MODEL_STARTS`]: `big` (on a ring of 32 slots) with
+/// [`MODEL_OPS`] operations and seeds from `seeds.0`, `small` (on a smaller ring) with a quarter
+/// of them and seeds from `seeds.1`.
+fn model_starts(seeds: (u64, u64), big: fn(u32, u64, usize), small: fn(u32, u64, usize)) {
+    for (i, start) in MODEL_STARTS.into_iter().enumerate() {
+        big(start, seeds.0 + i as u64, MODEL_OPS);
+        small(start, seeds.1 + i as u64, MODEL_OPS / 4);
+    }
+}
+
+/// [`model_run`] on a new `Q` whose indices start at `start`.
+fn model_queue<Q: TestQueue>(start: u32, seed: u64, ops: usize) {
+    model_run(&Q::at(start), seed, ops);
+}
+
 #[test]
 fn model_mpmc_wraps() {
-    for (i, start) in MODEL_STARTS.into_iter().enumerate() {
-        model_run(
-            &MpmcQueue::<u32, 32>::with_start_index(start),
-            i as u64,
-            MODEL_OPS,
-        );
-        model_run(
-            &MpmcQueue::<u32, 2>::with_start_index(start),
-            100 + i as u64,
-            MODEL_OPS / 4,
-        );
-    }
+    model_starts(
+        (0, 100),
+        model_queue::<MpmcQueue<u32, 32>>,
+        model_queue::<MpmcQueue<u32, 2>>,
+    );
 }
 
 #[test]
 fn model_spsc_wraps() {
-    for (i, start) in MODEL_STARTS.into_iter().enumerate() {
-        model_run(
-            &SpscQueue::<u32, 32>::with_start_index(start),
-            200 + i as u64,
-            MODEL_OPS,
-        );
-        model_run(
-            &SpscQueue::<u32, 4>::with_start_index(start),
-            300 + i as u64,
-            MODEL_OPS / 4,
-        );
-    }
+    model_starts(
+        (200, 300),
+        model_queue::<SpscQueue<u32, 32>>,
+        model_queue::<SpscQueue<u32, 4>>,
+    );
 }
 
-/// The in-place forms of the SPSC handles (`*_with`) against a `VecDeque` model, mixed with
-/// the single-item ones, across the end of the slot array and the u32 wrap of the indices.
-fn model_in_place<const N: usize>(start: u32, seed: u64, ops: usize) {
+/// A model test of the handles of an SPSC queue of `N` slots whose indices start at `start`:
+/// `ops` calls of `step`, each with the handles, the model of what the queue holds (oldest
+/// first), the value of the next item to make, and a random request of `k` entries
+/// (`0 ..= N + 2`), bulk or `burst`; after each, the queue holds as many items as the model.
+fn model_spsc_handles<const N: usize>(
+    start: u32,
+    seed: u64,
+    ops: usize,
+    mut step: impl FnMut(
+        &mut fastrand::Rng,
+        &mut Producer<'_, u32, N>,
+        &mut Consumer<'_, u32, N>,
+        &mut VecDeque<u32>,
+        &mut u32,
+        usize,
+        bool,
+    ),
+) {
     let mut rng = fastrand::Rng::with_seed(seed);
     let mut q = SpscQueue::<u32, N>::with_start_index(start);
     let (mut tx, mut rx) = q.split();
@@ -831,14 +820,26 @@ fn model_in_place<const N: usize>(start: u32, seed: u64, ops: usize) {
     for _ in 0..ops {
         let k = rng.usize(0..=N + 2);
         let burst = rng.bool();
-        match rng.u8(0..5) {
+        step(&mut rng, &mut tx, &mut rx, &mut model, &mut next, k, burst);
+        assert_eq!(rx.len(), model.len());
+    }
+}
+
+/// The in-place forms of the SPSC handles (`*_with`) against a `VecDeque` model, mixed with
+/// the single-item ones, across the end of the slot array and the u32 wrap of the indices.
+fn model_in_place<const N: usize>(start: u32, seed: u64, ops: usize) {
+    model_spsc_handles::<N>(
+        start,
+        seed,
+        ops,
+        |rng, tx, rx, model, next, k, burst| match rng.u8(0..5) {
             0 => assert_eq!(rx.dequeue(), model.pop_front()),
             1 | 2 => {
                 let free = N - model.len();
                 let mut calls = Vec::new();
                 let make = |i: usize| {
                     calls.push(i);
-                    next + i as u32
+                    *next + i as u32
                 };
                 let r = if burst {
                     tx.enqueue_burst_with(k, make)
@@ -849,8 +850,8 @@ fn model_in_place<const N: usize>(start: u32, seed: u64, ops: usize) {
                 assert_eq!(r, want);
                 let moved = want.unwrap_or(0);
                 assert_eq!(calls, (0..moved).collect::<Vec<_>>(), "make(i) calls");
-                model.extend(next..next + moved as u32);
-                next += moved as u32;
+                model.extend(*next..*next + moved as u32);
+                *next += moved as u32;
             }
             _ => {
                 let mut got = Vec::new();
@@ -865,17 +866,13 @@ fn model_in_place<const N: usize>(start: u32, seed: u64, ops: usize) {
                 let moved = want.unwrap_or(0);
                 assert_eq!(got, model.drain(..moved).collect::<Vec<_>>());
             }
-        }
-        assert_eq!(rx.len(), model.len());
-    }
+        },
+    );
 }
 
 #[test]
 fn model_spsc_in_place_wraps() {
-    for (i, start) in MODEL_STARTS.into_iter().enumerate() {
-        model_in_place::<32>(start, 400 + i as u64, MODEL_OPS);
-        model_in_place::<4>(start, 500 + i as u64, MODEL_OPS / 4);
-    }
+    model_starts((400, 500), model_in_place::<32>, model_in_place::<4>);
 }
 
 /// A panic in the caller's `make` or `take` leaves the queue consistent: the items made (or
@@ -999,14 +996,7 @@ fn send_sync() {
 /// indices and the end of the slot array: reservations of every size, full and partial
 /// commits, `fill_from_iter` with short and long iterators, bulk and burst.
 fn model_chunks<const N: usize>(start: u32, seed: u64, ops: usize) {
-    let mut rng = fastrand::Rng::with_seed(seed);
-    let mut q = SpscQueue::<u32, N>::with_start_index(start);
-    let (mut tx, mut rx) = q.split();
-    let mut model = VecDeque::new();
-    let mut next = 0u32;
-    for _ in 0..ops {
-        let k = rng.usize(0..=N + 2);
-        let burst = rng.bool();
+    model_spsc_handles::<N>(start, seed, ops, |rng, tx, rx, model, next, k, burst| {
         if rng.bool() {
             let free = N - model.len();
             let r = if burst {
@@ -1017,14 +1007,14 @@ fn model_chunks<const N: usize>(start: u32, seed: u64, ops: usize) {
             let want = expected(k, N, free, burst, Error::Full);
             assert_eq!(r.as_ref().map(|w| w.len()).map_err(|e| *e), want);
             let (Ok(mut w), Ok(reserved)) = (r, want) else {
-                continue;
+                return;
             };
             let how = rng.u8(0..3);
             let committed = if how == 0 {
                 let mut calls = Vec::new();
                 w.fill_with(|i| {
                     calls.push(i);
-                    next + i as u32
+                    *next + i as u32
                 });
                 assert_eq!(calls, (0..reserved).collect::<Vec<_>>(), "make(i) calls");
                 reserved
@@ -1039,7 +1029,7 @@ fn model_chunks<const N: usize>(start: u32, seed: u64, ops: usize) {
                     .take(c)
                     .enumerate()
                 {
-                    slot.write(next + i as u32);
+                    slot.write(*next + i as u32);
                 }
                 // SAFETY: The first `c` slots were written just above.
                 unsafe { w.commit(c) };
@@ -1047,12 +1037,12 @@ fn model_chunks<const N: usize>(start: u32, seed: u64, ops: usize) {
             } else {
                 // An iterator that may run out before the chunk does.
                 let supply = rng.usize(0..=N);
-                let c = w.fill_from_iter(next..next + supply as u32);
+                let c = w.fill_from_iter(*next..*next + supply as u32);
                 assert_eq!(c, supply.min(reserved));
                 c
             };
-            model.extend(next..next + committed as u32);
-            next += committed as u32;
+            model.extend(*next..*next + committed as u32);
+            *next += committed as u32;
         } else {
             let r = if burst {
                 rx.read_chunk_burst(k)
@@ -1069,17 +1059,13 @@ fn model_chunks<const N: usize>(start: u32, seed: u64, ops: usize) {
             }
             model.drain(..want.unwrap_or(0));
         }
-        assert_eq!(rx.len(), model.len());
         assert_eq!(rx.dequeue_burst_with(0, |_| ()), Ok(0));
-    }
+    });
 }
 
 #[test]
 fn model_spsc_chunks_wrap() {
-    for (i, start) in MODEL_STARTS.into_iter().enumerate() {
-        model_chunks::<32>(start, 600 + i as u64, MODEL_OPS);
-        model_chunks::<4>(start, 700 + i as u64, MODEL_OPS / 4);
-    }
+    model_starts((600, 700), model_chunks::<32>, model_chunks::<4>);
 }
 
 /// A panic in `fill_with` or `fill_from_iter` publishes nothing of the chunk; the queue goes

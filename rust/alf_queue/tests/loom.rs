@@ -62,6 +62,15 @@ fn model<F: Fn() -> bool + Sync + Send + 'static>(what: &'static str, f: F) {
     assert!(hits > 0, "never explored: {what}");
 }
 
+/// Spawns a thread that runs `f` on `q`, through a clone of the `Arc`.
+fn spawn_on<Q: Send + Sync + 'static, R: Send + 'static>(
+    q: &Arc<Q>,
+    f: impl FnOnce(&Q) -> R + Send + 'static,
+) -> thread::JoinHandle<R> {
+    let q = q.clone();
+    thread::spawn(move || f(&q))
+}
+
 fn item(v: u32) -> Item {
     Arc::new(v)
 }
@@ -72,6 +81,34 @@ fn batch_of<const K: usize>(values: &[u32]) -> Batch<Item, K> {
         assert!(b.push(item(v)).is_ok());
     }
     b
+}
+
+/// Enqueues the items `0..n` in order through `enqueue`, yielding and trying again while the
+/// ring is full; returns how many times it tried again.
+fn enqueue_all(n: u32, mut enqueue: impl FnMut(Item) -> Result<(), Item>) -> usize {
+    let mut retries = 0;
+    for v in 0..n {
+        let mut it = item(v);
+        while let Err(back) = enqueue(it) {
+            it = back;
+            retries += 1;
+            thread::yield_now();
+        }
+    }
+    retries
+}
+
+/// Dequeues `n` items through `dequeue`, yielding while the ring is empty, and returns their
+/// values in the order they came.
+fn dequeue_count(n: usize, mut dequeue: impl FnMut() -> Option<Item>) -> Vec<u32> {
+    let mut got = Vec::new();
+    while got.len() < n {
+        match dequeue() {
+            Some(it) => got.push(*it),
+            None => thread::yield_now(),
+        }
+    }
+    got
 }
 
 /// Drains what is left after all threads have joined, in order.
@@ -99,28 +136,8 @@ fn assert_fifo_split(mut taken: Vec<u32>, left: Vec<u32>, n: u32) {
 fn mpmc_1p1c_single() {
     model("the producer found the ring full and retried", || {
         let q = Arc::new(MpmcQueue::<Item, 2>::new());
-        let p = {
-            let q = q.clone();
-            thread::spawn(move || {
-                let mut retries = 0;
-                for v in 0..3 {
-                    let mut it = item(v);
-                    while let Err(back) = q.enqueue(it) {
-                        it = back;
-                        retries += 1;
-                        thread::yield_now();
-                    }
-                }
-                retries
-            })
-        };
-        let mut got = Vec::new();
-        while got.len() < 2 {
-            match q.dequeue() {
-                Some(it) => got.push(*it),
-                None => thread::yield_now(),
-            }
-        }
+        let p = spawn_on(&q, |q| enqueue_all(3, |it| q.enqueue(it)));
+        let got = dequeue_count(2, || q.dequeue());
         let retries = p.join().unwrap();
         assert_eq!(got, [0, 1]);
         assert_eq!(q.len(), 1);
@@ -134,10 +151,7 @@ fn mpmc_2p1c_single() {
     model("the consumer got an item while the producers ran", || {
         let q = Arc::new(MpmcQueue::<Item, 2>::new());
         let ps: Vec<_> = (0..2)
-            .map(|p| {
-                let q = q.clone();
-                thread::spawn(move || assert!(q.enqueue(item(p)).is_ok()))
-            })
+            .map(|p| spawn_on(&q, move |q| assert!(q.enqueue(item(p)).is_ok())))
             .collect();
         let first = q.dequeue().map(|it| *it);
         for p in ps {
@@ -157,18 +171,12 @@ fn mpmc_2p1c_single() {
 fn mpmc_1p2c_single_wrap() {
     model("both consumers got an item while the producer ran", || {
         let q = Arc::new(MpmcQueue::<Item, 2>::with_start_index(u32::MAX));
-        let p = {
-            let q = q.clone();
-            thread::spawn(move || {
-                for v in 0..2 {
-                    assert!(q.enqueue(item(v)).is_ok());
-                }
-            })
-        };
-        let c = {
-            let q = q.clone();
-            thread::spawn(move || q.dequeue().map(|it| *it))
-        };
+        let p = spawn_on(&q, move |q| {
+            for v in 0..2 {
+                assert!(q.enqueue(item(v)).is_ok());
+            }
+        });
+        let c = spawn_on(&q, move |q| q.dequeue().map(|it| *it));
         let mine = q.dequeue().map(|it| *it);
         let theirs = c.join().unwrap();
         p.join().unwrap();
@@ -188,8 +196,7 @@ fn mpmc_2p1c_bulk() {
             let q = Arc::new(MpmcQueue::<Item, 4>::new());
             let ps: Vec<_> = (0..2u32)
                 .map(|p| {
-                    let q = q.clone();
-                    thread::spawn(move || {
+                    spawn_on(&q, move |q| {
                         let mut b = batch_of::<2>(&[10 * p, 10 * p + 1]);
                         assert_eq!(q.enqueue_bulk(&mut b), Ok(()));
                         assert!(b.is_empty());
@@ -231,19 +238,13 @@ fn mpmc_1p2c_bulk_wrap() {
                 Err(e) => panic!("{e:?}"),
             }
         };
-        let p = {
-            let q = q.clone();
-            thread::spawn(move || {
-                for pair in [[0, 1], [2, 3]] {
-                    let mut b = batch_of::<2>(&pair);
-                    assert_eq!(q.enqueue_bulk(&mut b), Ok(()));
-                }
-            })
-        };
-        let c = {
-            let q = q.clone();
-            thread::spawn(move || take(&q))
-        };
+        let p = spawn_on(&q, move |q| {
+            for pair in [[0, 1], [2, 3]] {
+                let mut b = batch_of::<2>(&pair);
+                assert_eq!(q.enqueue_bulk(&mut b), Ok(()));
+            }
+        });
+        let c = spawn_on(&q, move |q| take(q));
         let mine = take(&q);
         let theirs = c.join().unwrap();
         p.join().unwrap();
@@ -273,10 +274,7 @@ fn mpmc_2p1c_full() {
             assert!(q.enqueue(item(v)).is_ok());
         }
         let ps: Vec<_> = (0..2)
-            .map(|p| {
-                let q = q.clone();
-                thread::spawn(move || q.enqueue(item(10 + p)).is_ok())
-            })
+            .map(|p| spawn_on(&q, move |q| q.enqueue(item(10 + p)).is_ok()))
             .collect();
         assert_eq!(q.dequeue().map(|it| *it), Some(0));
         let pushed: Vec<u32> = ps
@@ -305,19 +303,13 @@ fn mpmc_1p2c_full() {
             for v in 0..2 {
                 assert!(q.enqueue(item(v)).is_ok());
             }
-            let c = {
-                let q = q.clone();
-                thread::spawn(move || q.dequeue().map(|it| *it))
-            };
-            let p = {
-                let q = q.clone();
-                // Two items: both fit only once both consumers have committed.
-                thread::spawn(move || {
-                    (2..4)
-                        .filter(|&v| q.enqueue(item(v)).is_ok())
-                        .collect::<Vec<u32>>()
-                })
-            };
+            let c = spawn_on(&q, move |q| q.dequeue().map(|it| *it));
+            // Two items: both fit only once both consumers have committed.
+            let p = spawn_on(&q, move |q| {
+                (2..4)
+                    .filter(|&v| q.enqueue(item(v)).is_ok())
+                    .collect::<Vec<u32>>()
+            });
             let mine = q.dequeue().map(|it| *it);
             let theirs = c.join().unwrap();
             let pushed = p.join().unwrap();
@@ -344,21 +336,15 @@ fn mpmc_2p1c_stale_copy() {
         assert!(q.enqueue(item(0)).is_ok());
         assert_eq!(q.dequeue().map(|it| *it), Some(0));
         assert!(q.enqueue(item(1)).is_ok());
-        let bulk = {
-            let q = q.clone();
-            thread::spawn(move || {
-                let mut b = batch_of::<2>(&[10, 11]);
-                match q.enqueue_bulk(&mut b) {
-                    Ok(()) => true,
-                    Err(Error::Full) => false,
-                    Err(e) => panic!("{e:?}"),
-                }
-            })
-        };
-        let single = {
-            let q = q.clone();
-            thread::spawn(move || q.enqueue(item(20)).is_ok())
-        };
+        let bulk = spawn_on(&q, move |q| {
+            let mut b = batch_of::<2>(&[10, 11]);
+            match q.enqueue_bulk(&mut b) {
+                Ok(()) => true,
+                Err(Error::Full) => false,
+                Err(e) => panic!("{e:?}"),
+            }
+        });
+        let single = spawn_on(&q, move |q| q.enqueue(item(20)).is_ok());
         assert_eq!(q.dequeue().map(|it| *it), Some(1));
         let bulk_in = bulk.join().unwrap();
         let single_in = single.join().unwrap();
@@ -387,21 +373,15 @@ fn mpmc_1p2c_stale_copy() {
             // The consumers' copy of `prod.tail` is 1, `cons.head` is 1, the ring is empty.
             assert!(q.enqueue(item(100)).is_ok());
             assert_eq!(q.dequeue().map(|it| *it), Some(100));
-            let bulk = {
-                let q = q.clone();
-                thread::spawn(move || {
-                    let mut b = Batch::<Item, 2>::new();
-                    match q.dequeue_bulk(&mut b, 2) {
-                        Ok(()) => b.drain().map(|it| *it).collect(),
-                        Err(Error::Empty) => Vec::new(),
-                        Err(e) => panic!("{e:?}"),
-                    }
-                })
-            };
-            let single = {
-                let q = q.clone();
-                thread::spawn(move || q.dequeue().map(|it| *it))
-            };
+            let bulk = spawn_on(&q, move |q| {
+                let mut b = Batch::<Item, 2>::new();
+                match q.dequeue_bulk(&mut b, 2) {
+                    Ok(()) => b.drain().map(|it| *it).collect(),
+                    Err(Error::Empty) => Vec::new(),
+                    Err(e) => panic!("{e:?}"),
+                }
+            });
+            let single = spawn_on(&q, move |q| q.dequeue().map(|it| *it));
             for v in 0..2 {
                 assert!(q.enqueue(item(v)).is_ok());
             }
@@ -423,17 +403,11 @@ fn mpmc_1p2c_stale_copy() {
 fn mpmc_mixed() {
     model("both consumers got an item", || {
         let q = Arc::new(MpmcQueue::<Item, 4>::new());
-        let p = {
-            let q = q.clone();
-            thread::spawn(move || {
-                let mut b = batch_of::<2>(&[0, 1]);
-                assert_eq!(q.enqueue_burst(&mut b), Ok(2));
-            })
-        };
-        let c = {
-            let q = q.clone();
-            thread::spawn(move || q.dequeue().map(|it| *it))
-        };
+        let p = spawn_on(&q, move |q| {
+            let mut b = batch_of::<2>(&[0, 1]);
+            assert_eq!(q.enqueue_burst(&mut b), Ok(2));
+        });
+        let c = spawn_on(&q, move |q| q.dequeue().map(|it| *it));
         assert!(q.enqueue(item(10)).is_ok());
         let mine = q.dequeue().map(|it| *it);
         let theirs = c.join().unwrap();
@@ -454,30 +428,16 @@ fn mpmc_mixed() {
 fn spsc_single_wrap() {
     model("the producer found the ring full and retried", || {
         let q = Arc::new(SpscQueue::<Item, 2>::with_start_index(u32::MAX - 1));
-        let p = {
-            let q = q.clone();
-            thread::spawn(move || {
-                let mut retries = 0;
-                for v in 0..3 {
-                    let mut it = item(v);
-                    // SAFETY: This thread is the queue's only producer.
-                    while let Err(back) = unsafe { q.enqueue(it) } {
-                        it = back;
-                        retries += 1;
-                        thread::yield_now();
-                    }
-                }
-                retries
+        let p = spawn_on(&q, |q| {
+            enqueue_all(3, |it| {
+                // SAFETY: This thread is the queue's only producer.
+                unsafe { q.enqueue(it) }
             })
-        };
-        let mut got = Vec::new();
-        while got.len() < 3 {
+        });
+        let got = dequeue_count(3, || {
             // SAFETY: This thread is the queue's only consumer.
-            match unsafe { q.dequeue() } {
-                Some(it) => got.push(*it),
-                None => thread::yield_now(),
-            }
-        }
+            unsafe { q.dequeue() }
+        });
         let retries = p.join().unwrap();
         assert_eq!(got, [0, 1, 2]);
         retries > 0
@@ -493,21 +453,18 @@ fn spsc_bulk() {
         let mut b = batch_of::<1>(&[0]);
         // SAFETY: No other thread exists yet.
         assert_eq!(unsafe { q.enqueue_bulk(&mut b) }, Ok(()));
-        let p = {
-            let q = q.clone();
-            thread::spawn(move || {
-                let mut b = batch_of::<4>(&[1, 2, 3, 4]);
-                let mut calls = 0;
-                while !b.is_empty() {
-                    calls += 1;
-                    // SAFETY: This thread is the queue's only producer.
-                    if unsafe { q.enqueue_burst(&mut b) }.unwrap() == 0 {
-                        thread::yield_now();
-                    }
+        let p = spawn_on(&q, move |q| {
+            let mut b = batch_of::<4>(&[1, 2, 3, 4]);
+            let mut calls = 0;
+            while !b.is_empty() {
+                calls += 1;
+                // SAFETY: This thread is the queue's only producer.
+                if unsafe { q.enqueue_burst(&mut b) }.unwrap() == 0 {
+                    thread::yield_now();
                 }
-                calls
-            })
-        };
+            }
+            calls
+        });
         let mut got = Vec::new();
         let mut b = Batch::<Item, 2>::new();
         while got.len() < 4 {
@@ -534,25 +491,22 @@ fn spsc_in_place_wrap() {
         "an in-place burst moved fewer items than asked, but some",
         || {
             let q = Arc::new(SpscQueue::<Item, 2>::with_start_index(u32::MAX));
-            let p = {
-                let q = q.clone();
-                thread::spawn(move || {
-                    let (mut sent, mut cut_short) = (0u32, false);
-                    while sent < 4 {
-                        let want = (4 - sent).min(2) as usize;
-                        // SAFETY: This thread is the queue's only producer.
-                        let k = unsafe { q.enqueue_burst_with(want, |i| item(sent + i as u32)) };
-                        match k.unwrap() {
-                            0 => thread::yield_now(),
-                            k => {
-                                cut_short |= k < want;
-                                sent += k as u32;
-                            }
+            let p = spawn_on(&q, move |q| {
+                let (mut sent, mut cut_short) = (0u32, false);
+                while sent < 4 {
+                    let want = (4 - sent).min(2) as usize;
+                    // SAFETY: This thread is the queue's only producer.
+                    let k = unsafe { q.enqueue_burst_with(want, |i| item(sent + i as u32)) };
+                    match k.unwrap() {
+                        0 => thread::yield_now(),
+                        k => {
+                            cut_short |= k < want;
+                            sent += k as u32;
                         }
                     }
-                    cut_short
-                })
-            };
+                }
+                cut_short
+            });
             let mut got = Vec::new();
             while got.len() < 4 {
                 // SAFETY: This thread is the queue's only consumer.
