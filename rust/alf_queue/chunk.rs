@@ -3,11 +3,11 @@
 //! Reserved slots of an [`SpscQueue`] lent to the caller as slices: [`WriteChunk`] for the
 //! producer, [`ReadChunk`] for the consumer.
 //!
-//! The reservation and its commit are the single side's own (`Ring::reserve_single_prod`,
-//! `Ring::reserve_single_cons`, `SingleCommit`), as in the in-place `_with` forms; what differs
-//! is that the caller's code runs on the slots as plain slices, so that its loops can be
-//! vectorised (or become a `memcpy`) as the caller's compiler sees fit. A chunk is at most two
-//! slices: the reserved slots up to the end of the array, then from its start.
+//! The reservation and its commit are the single side's own (`Ring::lend`, `SingleCommit`), as
+//! in the in-place `_with` forms; what differs is that the caller's code runs on the slots as
+//! plain slices, so that its loops can be vectorised (or become a `memcpy`) as the caller's
+//! compiler sees fit. A chunk is at most two slices: the reserved slots up to the end of the
+//! array, then from its start.
 //!
 //! Not in the loom build: loom tracks each slot through its own cell, which a slice cannot
 //! borrow. The reservation and the commit that a chunk runs are the ones the loom models
@@ -21,6 +21,30 @@ use core::mem::MaybeUninit;
 
 use super::ring::SingleCommit;
 use super::slots::Runs;
+
+/// Implements `len` and `is_empty` of `$Chunk`, the size of its reservation (its `runs`), with
+/// the docs given.
+macro_rules! chunk_len {
+    (
+        $Chunk:ident,
+        $(#[$len_doc:meta])* fn len;
+        $(#[$is_empty_doc:meta])* fn is_empty;
+    ) => {
+        impl<T> $Chunk<'_, T> {
+            $(#[$len_doc])*
+            #[inline]
+            pub fn len(&self) -> usize {
+                self.runs.len()
+            }
+
+            $(#[$is_empty_doc])*
+            #[inline]
+            pub fn is_empty(&self) -> bool {
+                self.len() == 0
+            }
+        }
+    };
+}
 
 /// Empty slots reserved by an [`SpscQueue`]'s producer, to be filled through slices and then
 /// committed: [`Producer::write_chunk`] and [`Producer::write_chunk_burst`] make one.
@@ -44,6 +68,14 @@ pub struct WriteChunk<'a, T> {
     _slots: PhantomData<&'a mut [MaybeUninit<T>]>,
 }
 
+chunk_len! {
+    WriteChunk,
+    /// Returns the number of slots reserved.
+    fn len;
+    /// Returns `true` if no slot is reserved (a burst that found the queue full).
+    fn is_empty;
+}
+
 impl<'a, T> WriteChunk<'a, T> {
     /// Lends the runs of slots of a producer reservation, which `commit` will publish.
     ///
@@ -58,18 +90,6 @@ impl<'a, T> WriteChunk<'a, T> {
             commit,
             _slots: PhantomData,
         }
-    }
-
-    /// Returns the number of slots reserved.
-    #[inline]
-    pub fn len(&self) -> usize {
-        self.runs.len()
-    }
-
-    /// Returns `true` if no slot is reserved (a burst that found the queue full).
-    #[inline]
-    pub fn is_empty(&self) -> bool {
-        self.len() == 0
     }
 
     /// Returns the reserved slots: those up to the end of the ring's array, then those from its
@@ -181,6 +201,14 @@ pub struct ReadChunk<'a, T> {
     _items: PhantomData<&'a mut [T]>,
 }
 
+chunk_len! {
+    ReadChunk,
+    /// Returns the number of items in the chunk.
+    fn len;
+    /// Returns `true` if the chunk holds no item (a burst that found the queue empty).
+    fn is_empty;
+}
+
 impl<'a, T> ReadChunk<'a, T> {
     /// Lends the runs of items of a consumer reservation, which `commit` will give back.
     ///
@@ -197,18 +225,6 @@ impl<'a, T> ReadChunk<'a, T> {
             _commit: commit,
             _items: PhantomData,
         }
-    }
-
-    /// Returns the number of items in the chunk.
-    #[inline]
-    pub fn len(&self) -> usize {
-        self.runs.len()
-    }
-
-    /// Returns `true` if the chunk holds no item (a burst that found the queue empty).
-    #[inline]
-    pub fn is_empty(&self) -> bool {
-        self.len() == 0
     }
 
     /// Returns the items, oldest first: those up to the end of the ring's array, then those

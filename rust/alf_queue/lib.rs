@@ -37,6 +37,7 @@ mod batch;
 mod chunk;
 mod headtail;
 mod mpmc;
+mod queue;
 mod ring;
 mod slots;
 mod spsc;

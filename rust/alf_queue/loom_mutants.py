@@ -24,8 +24,13 @@ ROOT = os.path.dirname(os.path.dirname(HERE))
 
 # The protocol is written once (headtail.rs) for both sides, so a mutant that should hit one
 # side only is applied to a copy of the function it changes (`move_head` or `update_tail`),
-# renamed, and only that side's calls in ring.rs are pointed at the copy. A mutant that should
-# hit only the multi (single) protocol replaces an ordering by `if MULTI { ... } else { ... }`.
+# renamed, and the calls of that function in ring.rs are pointed at a dispatcher that calls the
+# copy on that side and the original on the other. ring.rs calls `move_head` once, in the
+# `side!` macro, which implements `Side` for both sides (the side is the macro's `$own`), and
+# `update_tail` (but for the single side's in-place commit, `SingleCommit`) as
+# `<side>::own(self).update_tail` (the side is `<side>`, a `Side` type or parameter). A mutant
+# that should hit only the multi (single) protocol replaces an ordering by
+# `if MULTI { ... } else { ... }`.
 #
 # name -> (side or None, exact text in headtail.rs, replacement, what it removes)
 ACQ = "Ordering::Acquire"
@@ -71,6 +76,34 @@ for side, other in (("prod", "cons"), ("cons", "prod")):
 
 FUNCTIONS = ("move_head", "update_tail")
 
+# The dispatchers: `mutate` (true for the mutant's side) picks the mutated copy of the function.
+DISPATCH = {
+    "move_head": """
+    #[inline(always)]
+    pub(crate) unsafe fn move_head_for<const MULTI: bool, const FIXED: bool>(
+        &self, mutate: bool, other: &AtomicU32, capacity: u32, size: u32, n: u32,
+    ) -> (u32, u32, bool) {
+        if mutate {
+            unsafe { self.move_head_mutant::<MULTI, FIXED>(other, capacity, size, n) }
+        } else {
+            unsafe { self.move_head::<MULTI, FIXED>(other, capacity, size, n) }
+        }
+    }
+""",
+    "update_tail": """
+    #[inline(always)]
+    pub(crate) fn update_tail_for<const MULTI: bool>(
+        &self, mutate: bool, head: u32, next: u32, settled: bool,
+    ) {
+        if mutate {
+            self.update_tail_mutant::<MULTI>(head, next, settled)
+        } else {
+            self.update_tail::<MULTI>(head, next, settled)
+        }
+    }
+""",
+}
+
 
 def mutate(crate, side, old, new):
     """Applies a mutant to the copy of the crate in `crate`; returns an error or None."""
@@ -91,14 +124,25 @@ def mutate(crate, side, old, new):
         else:
             return f"anchor not inside {' or '.join(FUNCTIONS)}"
         body = m.group(0).replace(f"fn {fn}", f"fn {fn}_mutant", 1).replace(old, new)
-        src = src[:m.end()] + "\n    #[inline(always)]\n" + body + src[m.end():]
+        src = (src[:m.end()] + "\n    #[inline(always)]\n" + body + DISPATCH[fn]
+               + src[m.end():])
         ring = os.path.join(crate, "ring.rs")
         with open(ring) as f:
             rsrc = f.read()
-        call = re.compile(r"self\.%s(\s*)\.%s::" % (side, fn))
-        if not call.search(rsrc):
-            return f"no call of {side}.{fn} in ring.rs"
-        rsrc = call.sub(r"self.%s\1.%s_mutant::" % (side, fn), rsrc)
+        short = "Full" if side == "prod" else "Empty"
+        if fn == "move_head":
+            # The one call, in `side!`: `ring.$own.move_head::<...>(`.
+            call = re.compile(r"ring\.\$own\.move_head(::<[^>]*>)\(")
+            to = r'ring.$own.move_head_for\1(stringify!($own) == "%s", ' % side
+            want = 1
+        else:
+            # `<side>::own(self).update_tail::<MULTI>(`: the two single operations and the bulk.
+            call = re.compile(r"(\w+)::own\(self\)\.update_tail(::<MULTI>)\(")
+            to = r"\1::own(self).update_tail_for\2(<\1 as Side<T, N>>::SHORT == Error::%s, " % short
+            want = 3
+        if len(call.findall(rsrc)) != want:
+            return f"not {want} calls of {fn} in ring.rs"
+        rsrc = call.sub(to, rsrc)
         with open(ring, "w") as f:
             f.write(rsrc)
     with open(path, "w") as f:

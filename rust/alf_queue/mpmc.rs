@@ -2,10 +2,8 @@
 
 //! [`MpmcQueue`], the multi-producer multi-consumer queue.
 
-use core::fmt;
-use core::mem::MaybeUninit;
-
 use super::batch::Batch;
+use super::queue::queue_common;
 use super::ring::Ring;
 use super::Error;
 
@@ -100,144 +98,63 @@ unsafe impl<T: Send, const N: usize> Send for MpmcQueue<T, N> {}
 // acquire/release pair (see the `Ring` invariants and the ordering comments).
 unsafe impl<T: Send, const N: usize> Sync for MpmcQueue<T, N> {}
 
+queue_common! {
+    MpmcQueue, multi: true,
+    with_start_index: {
+        /// # Examples
+        ///
+        /// Crossing `u32::MAX` with mixed single and bulk operations:
+        ///
+        /// ```
+        /// use kernel::alf_queue::{Batch, MpmcQueue};
+        ///
+        /// let q = MpmcQueue::<u32, 4>::with_start_index(u32::MAX - 5);
+        /// let mut batch = Batch::<u32, 4>::new();
+        /// let mut next_in = 0;
+        /// let mut next_out = 0;
+        /// for round in 0..6 {
+        ///     // Fill the ring completely, in bulks of 1 to 3 and single items.
+        ///     while q.len() < 4 {
+        ///         let n = core::cmp::min(1 + round % 3, 4 - q.len());
+        ///         for _ in 0..n {
+        ///             assert!(batch.push(next_in).is_ok());
+        ///             next_in += 1;
+        ///         }
+        ///         assert_eq!(q.enqueue_bulk(&mut batch), Ok(()));
+        ///     }
+        ///     assert_eq!(q.enqueue(99), Err(99));
+        ///     // Empty it again, checking FIFO order across the wrap.
+        ///     assert_eq!(q.dequeue(), Some(next_out));
+        ///     next_out += 1;
+        ///     assert_eq!(q.dequeue_bulk(&mut batch, 3), Ok(()));
+        ///     for item in batch.drain() {
+        ///         assert_eq!(item, next_out);
+        ///         next_out += 1;
+        ///     }
+        ///     assert_eq!(q.dequeue(), None);
+        /// }
+        /// assert_eq!(next_out, 24);
+        /// ```
+    },
+    init_in_place: {
+        /// # Examples
+        ///
+        /// ```
+        /// use core::mem::MaybeUninit;
+        /// use kernel::alf_queue::MpmcQueue;
+        ///
+        /// let mut slot = MaybeUninit::<MpmcQueue<u64, 16>>::uninit();
+        /// let q = MpmcQueue::init_in_place(&mut slot);
+        /// assert!(q.is_empty());
+        /// assert_eq!(q.enqueue(7), Ok(()));
+        /// // SAFETY: `init_in_place` initialised `slot`.
+        /// let q = unsafe { slot.assume_init() };
+        /// assert_eq!(q.dequeue(), Some(7));
+        /// ```
+    },
+}
+
 impl<T, const N: usize> MpmcQueue<T, N> {
-    /// Creates an empty queue.
-    ///
-    /// Fails to compile unless `N` is a power of two in `2 ..= 2^31`.
-    #[cfg(not(loom))]
-    #[inline]
-    pub const fn new() -> Self {
-        Self::with_start_index(0)
-    }
-
-    /// Creates an empty queue whose free-running indices start at `start`.
-    ///
-    /// The queue behaves exactly like a new one; only the index values differ. This is for
-    /// tests that must cross the `u32` wrap-around of the indices quickly and for reproducing
-    /// an index state seen elsewhere; normal users want [`MpmcQueue::new`].
-    ///
-    /// # Examples
-    ///
-    /// Crossing `u32::MAX` with mixed single and bulk operations:
-    ///
-    /// ```
-    /// use kernel::alf_queue::{Batch, MpmcQueue};
-    ///
-    /// let q = MpmcQueue::<u32, 4>::with_start_index(u32::MAX - 5);
-    /// let mut batch = Batch::<u32, 4>::new();
-    /// let mut next_in = 0;
-    /// let mut next_out = 0;
-    /// for round in 0..6 {
-    ///     // Fill the ring completely, in bulks of 1 to 3 and single items.
-    ///     while q.len() < 4 {
-    ///         let n = core::cmp::min(1 + round % 3, 4 - q.len());
-    ///         for _ in 0..n {
-    ///             assert!(batch.push(next_in).is_ok());
-    ///             next_in += 1;
-    ///         }
-    ///         assert_eq!(q.enqueue_bulk(&mut batch), Ok(()));
-    ///     }
-    ///     assert_eq!(q.enqueue(99), Err(99));
-    ///     // Empty it again, checking FIFO order across the wrap.
-    ///     assert_eq!(q.dequeue(), Some(next_out));
-    ///     next_out += 1;
-    ///     assert_eq!(q.dequeue_bulk(&mut batch, 3), Ok(()));
-    ///     for item in batch.drain() {
-    ///         assert_eq!(item, next_out);
-    ///         next_out += 1;
-    ///     }
-    ///     assert_eq!(q.dequeue(), None);
-    /// }
-    /// assert_eq!(next_out, 24);
-    /// ```
-    #[cfg(not(loom))]
-    #[inline]
-    pub const fn with_start_index(start: u32) -> Self {
-        Self {
-            ring: Ring::new(start),
-        }
-    }
-
-    /// Creates an empty queue (loom build: not `const`).
-    #[cfg(loom)]
-    pub fn new() -> Self {
-        Self::with_start_index(0)
-    }
-
-    /// Creates an empty queue whose indices start at `start` (loom build: not `const`).
-    #[cfg(loom)]
-    pub fn with_start_index(start: u32) -> Self {
-        Self {
-            ring: Ring::new(start),
-        }
-    }
-
-    /// Initialises an empty queue in `slot`, writing only its index words.
-    ///
-    /// This is how to build a queue too large for the stack: allocate uninitialised memory
-    /// (for instance `KBox::<MpmcQueue<_, 1024>>::new_uninit(GFP_KERNEL)`), initialise it
-    /// here, then `assume_init` it. The `N` slots are not touched (an empty slot is
-    /// uninitialised memory), so this costs the same for any `N`.
-    ///
-    /// When this returns, `slot` holds an initialised queue and `slot.assume_init()` and its
-    /// relatives are sound. Whatever `slot` held before is overwritten without being dropped.
-    /// If `slot` is then dropped as a `MaybeUninit` the queue's destructor does not run, and
-    /// the items it holds at that point are leaked (not dropped).
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use core::mem::MaybeUninit;
-    /// use kernel::alf_queue::MpmcQueue;
-    ///
-    /// let mut slot = MaybeUninit::<MpmcQueue<u64, 16>>::uninit();
-    /// let q = MpmcQueue::init_in_place(&mut slot);
-    /// assert!(q.is_empty());
-    /// assert_eq!(q.enqueue(7), Ok(()));
-    /// // SAFETY: `init_in_place` initialised `slot`.
-    /// let q = unsafe { slot.assume_init() };
-    /// assert_eq!(q.dequeue(), Some(7));
-    /// ```
-    #[inline]
-    pub fn init_in_place(slot: &mut MaybeUninit<Self>) -> &mut Self {
-        Self::init_in_place_with_start_index(slot, 0)
-    }
-
-    /// Initialises an empty queue in `slot` with its indices at `start`.
-    ///
-    /// [`MpmcQueue::init_in_place`] combined with [`MpmcQueue::with_start_index`], for the
-    /// same testing purposes.
-    #[inline]
-    pub fn init_in_place_with_start_index(slot: &mut MaybeUninit<Self>, start: u32) -> &mut Self {
-        let ptr = slot.as_mut_ptr();
-        // SAFETY: `ptr` comes from a `&mut MaybeUninit<Self>`, so it is valid for writes and
-        // aligned, and so is the pointer to its only field.
-        unsafe { Ring::init_raw(core::ptr::addr_of_mut!((*ptr).ring), start) };
-        // SAFETY: `init_raw` initialised `ring`, the only field.
-        unsafe { slot.assume_init_mut() }
-    }
-
-    /// Returns `N`, the number of slots.
-    #[inline]
-    pub const fn capacity(&self) -> usize {
-        N
-    }
-
-    /// Returns the number of items in the queue.
-    ///
-    /// Under concurrency this is a snapshot that may be stale at once, and is clamped to
-    /// `0 ..= N`.
-    #[inline]
-    pub fn len(&self) -> usize {
-        self.ring.len::<true>()
-    }
-
-    /// Returns `true` if the queue held no item when looked at; see [`MpmcQueue::len`].
-    #[inline]
-    pub fn is_empty(&self) -> bool {
-        self.len() == 0
-    }
-
     /// Moves `item` into the queue, or hands it back if the queue is full.
     #[inline]
     pub fn enqueue(&self, item: T) -> Result<(), T> {
@@ -442,21 +359,5 @@ impl<T, const N: usize> MpmcQueue<T, N> {
     {
         // SAFETY: The multi-consumer protocol needs no exclusivity.
         unsafe { self.ring.dequeue_slice::<true, false>(out) }
-    }
-}
-
-impl<T, const N: usize> Default for MpmcQueue<T, N> {
-    #[inline]
-    fn default() -> Self {
-        Self::new()
-    }
-}
-
-impl<T, const N: usize> fmt::Debug for MpmcQueue<T, N> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("MpmcQueue")
-            .field("capacity", &N)
-            .field("len", &self.len())
-            .finish()
     }
 }

@@ -9,10 +9,10 @@
 //! [`SpscQueue`]: super::SpscQueue
 
 use super::batch::Batch;
-#[cfg(not(loom))]
-use super::chunk::{ReadChunk, WriteChunk};
 use super::headtail::HeadTail;
-use super::slots::Slots;
+#[cfg(not(loom))]
+use super::slots::Runs;
+use super::slots::{In, Out, Slots, Way};
 use super::sync::Ordering;
 use super::Error;
 
@@ -162,19 +162,15 @@ impl<T, const N: usize> Ring<T, N> {
     /// ring by happens-before (see [`HeadTail::move_head`]).
     #[inline(always)]
     pub(crate) unsafe fn enqueue_one<const MULTI: bool>(&self, item: T) -> Result<(), T> {
-        // SAFETY: The caller's guarantee is the one `move_head` requires; `1 <= N`.
-        let (head, k, settled) = unsafe {
-            self.prod
-                .move_head::<MULTI, true>(&self.cons.tail, Self::CAP, Self::CAP, 1)
-        };
+        // SAFETY: The caller's guarantee is the one `reserve` requires; `1 <= N`.
+        let (head, k, settled) = unsafe { Prod::reserve::<MULTI, true>(self, 1) };
         if k == 0 {
             return Err(item);
         }
-        // SAFETY: `move_head` reserved the empty slot `head` to us, and A1 (or C0) ordered
-        // the consumer's read of its last item before this write.
+        // SAFETY: `reserve` reserved the empty slot `head` to us, and A1 (or C0) ordered the
+        // consumer's read of its last item before this write.
         unsafe { self.slots.write_one(head, item) };
-        self.prod
-            .update_tail::<MULTI>(head, head.wrapping_add(1), settled);
+        Prod::own(self).update_tail::<MULTI>(head, head.wrapping_add(1), settled);
         Ok(())
     }
 
@@ -186,19 +182,15 @@ impl<T, const N: usize> Ring<T, N> {
     /// ring by happens-before (see [`HeadTail::move_head`]).
     #[inline(always)]
     pub(crate) unsafe fn dequeue_one<const MULTI: bool>(&self) -> Option<T> {
-        // SAFETY: The caller's guarantee is the one `move_head` requires; `1 <= N`.
-        let (head, k, settled) = unsafe {
-            self.cons
-                .move_head::<MULTI, true>(&self.prod.tail, 0, Self::CAP, 1)
-        };
+        // SAFETY: The caller's guarantee is the one `reserve` requires; `1 <= N`.
+        let (head, k, settled) = unsafe { Cons::reserve::<MULTI, true>(self, 1) };
         if k == 0 {
             return None;
         }
-        // SAFETY: `move_head` reserved the full slot `head` to us, and A1 (or C0) made its
-        // write visible; we treat it as empty from now on.
+        // SAFETY: `reserve` reserved the full slot `head` to us, and A1 (or C0) made its write
+        // visible; we treat it as empty from now on.
         let item = unsafe { self.slots.read_one(head) };
-        self.cons
-            .update_tail::<MULTI>(head, head.wrapping_add(1), settled);
+        Cons::own(self).update_tail::<MULTI>(head, head.wrapping_add(1), settled);
         Some(item)
     }
 
@@ -237,81 +229,10 @@ impl<T, const N: usize> Ring<T, N> {
                 unsafe { (*batch).forget_front(k) };
             }
         };
-        // SAFETY: The caller's guarantee is the one `enqueue_from` requires; the batch holds
-        // `len <= N` initialised items at `src`, outside the ring, and `moved` gives up the
-        // ones moved; it cannot panic.
-        unsafe { self.enqueue_from::<MULTI, FIXED>(src, len, moved) }
-    }
-
-    /// Copies `items` into the queue: all or none if `FIXED`, as many of the first ones as fit
-    /// otherwise.
-    ///
-    /// Returns how many were copied; `Err(TooLarge)` if `items` holds more than `N`,
-    /// `Err(Full)` if `FIXED` and they do not all fit.
-    ///
-    /// # Safety
-    ///
-    /// As for [`Ring::enqueue_one`].
-    #[inline(always)]
-    pub(crate) unsafe fn enqueue_slice<const MULTI: bool, const FIXED: bool>(
-        &self,
-        items: &[T],
-    ) -> Result<usize, Error>
-    where
-        T: Copy,
-    {
-        if items.len() > N {
-            return Err(Error::TooLarge);
-        }
-        // SAFETY: The caller's guarantee is the one `enqueue_from` requires; `items` are
-        // `len <= N` initialised items outside the ring. `T: Copy`: the copies in the ring are
-        // items of their own, and the slice keeps its.
-        unsafe { self.enqueue_from::<MULTI, FIXED>(items.as_ptr(), items.len(), |_| ()) }
-    }
-
-    /// The enqueue of a bulk or burst from `len` items at `src`: reserves their slots, copies
-    /// the items in, calls `moved(k)` and commits them.
-    ///
-    /// Returns how many were moved, the first `k` of `src`: `len` or an error if `FIXED`
-    /// (`Err(Full)`, nothing moved, unless `len` is 0), as many as fit otherwise. `moved` runs
-    /// only when `k > 0`, after the copy: the owner of `src` gives up the `k` items there.
-    ///
-    /// `moved` runs before the commit, not after this returns, because that is where the batch
-    /// forms' bookkeeping compiles best: after the commit, a small bulk through a `Batch` does
-    /// more work per operation (docs/benchmarks.md, "The copy of a bulk, and why it is written
-    /// as it is").
-    ///
-    /// # Safety
-    ///
-    /// As for [`Ring::enqueue_one`]; besides, `len <= N` and `src` is valid for reads of `len`
-    /// initialised items outside the ring, the first `k` of which pass to the ring when
-    /// `moved(k)` is called. `moved` must not panic.
-    #[inline(always)]
-    unsafe fn enqueue_from<const MULTI: bool, const FIXED: bool>(
-        &self,
-        src: *const T,
-        len: usize,
-        moved: impl FnOnce(usize),
-    ) -> Result<usize, Error> {
-        // SAFETY: The caller's guarantee is the one `move_head` requires; `len <= N` fits a
-        // `u32` because `N` does (`Ring::CAP`).
-        let (head, k, settled) = unsafe {
-            self.prod
-                .move_head::<MULTI, FIXED>(&self.cons.tail, Self::CAP, Self::CAP, len as u32)
-        };
-        if k == 0 {
-            return none_moved::<FIXED>(len, Error::Full);
-        }
-        let k = k as usize;
-        // SAFETY: `move_head` reserved the `k <= len <= N` empty slots from `head` to us, and
-        // A1 (or C0) ordered the consumers' reads of their last items before these writes;
-        // `src` holds at least `k` initialised items, outside the ring, whose ownership passes
-        // to the ring here.
-        unsafe { self.slots.write(head, src, k) };
-        moved(k);
-        self.prod
-            .update_tail::<MULTI>(head, head.wrapping_add(k as u32), settled);
-        Ok(k)
+        // SAFETY: The caller's guarantee is the one `transfer` requires; the batch holds
+        // `len <= N` initialised items at `src`, outside the ring, only read from here, and
+        // `moved` gives up the ones moved; it cannot panic.
+        unsafe { self.transfer::<Prod, MULTI, FIXED>(src.cast_mut(), len, moved) }
     }
 
     /// Appends up to `n` of the oldest items to `batch`: exactly `n` or none if `FIXED`, as
@@ -346,10 +267,38 @@ impl<T, const N: usize> Ring<T, N> {
             // out of the ring, which the batch takes.
             unsafe { (*batch).set_len(len + k) };
         };
-        // SAFETY: The caller's guarantee is the one `dequeue_into` requires; `n <= N`, and the
+        // SAFETY: The caller's guarantee is the one `transfer` requires; `n <= N`, and the
         // batch has room for `n <= K - len` items at `dst`, outside the ring, which `moved`
         // takes; it cannot panic.
-        unsafe { self.dequeue_into::<MULTI, FIXED>(dst, n, moved) }
+        unsafe { self.transfer::<Cons, MULTI, FIXED>(dst, n, moved) }
+    }
+
+    /// Copies `items` into the queue: all or none if `FIXED`, as many of the first ones as fit
+    /// otherwise.
+    ///
+    /// Returns how many were copied; `Err(TooLarge)` if `items` holds more than `N`,
+    /// `Err(Full)` if `FIXED` and they do not all fit.
+    ///
+    /// # Safety
+    ///
+    /// As for [`Ring::enqueue_one`].
+    #[inline(always)]
+    pub(crate) unsafe fn enqueue_slice<const MULTI: bool, const FIXED: bool>(
+        &self,
+        items: &[T],
+    ) -> Result<usize, Error>
+    where
+        T: Copy,
+    {
+        if items.len() > N {
+            return Err(Error::TooLarge);
+        }
+        // SAFETY: The caller's guarantee is the one `transfer` requires; `items` are
+        // `len <= N` initialised items outside the ring, only read from. `T: Copy`: the copies
+        // in the ring are items of their own, and the slice keeps its.
+        unsafe {
+            self.transfer::<Prod, MULTI, FIXED>(items.as_ptr().cast_mut(), items.len(), |_| ())
+        }
     }
 
     /// Copies the oldest items out of the queue into `out`, from its start: `out.len()` of
@@ -372,50 +321,53 @@ impl<T, const N: usize> Ring<T, N> {
         if out.len() > N {
             return Err(Error::TooLarge);
         }
-        // SAFETY: The caller's guarantee is the one `dequeue_into` requires; `out` has room
-        // for `len <= N` items, outside the ring. `T: Copy`: the values overwritten need no
-        // drop.
-        unsafe { self.dequeue_into::<MULTI, FIXED>(out.as_mut_ptr(), out.len(), |_| ()) }
+        // SAFETY: The caller's guarantee is the one `transfer` requires; `out` has room for
+        // `len <= N` items, outside the ring. `T: Copy`: the values overwritten need no drop.
+        unsafe { self.transfer::<Cons, MULTI, FIXED>(out.as_mut_ptr(), out.len(), |_| ()) }
     }
 
-    /// The dequeue of a bulk or burst of up to `n` items into `dst`: reserves their slots,
-    /// moves the items out, calls `moved(k)` and commits the slots as empty.
+    /// A bulk or burst of up to `n` entries between `buf` and the ring, on side `S`: reserves
+    /// them, moves the items (from `buf` into their slots on the producer's side, out of them
+    /// into `buf` on the consumer's), calls `moved(k)` and commits.
     ///
-    /// Returns how many were moved, to the first `k` entries of `dst`: `n` or an error if
-    /// `FIXED` (`Err(Empty)`, nothing moved, unless `n` is 0), as many as are present
-    /// otherwise. `moved` runs only when `k > 0`, after the move and before the commit (see
-    /// `enqueue_from`).
+    /// Returns how many were moved, the first `k` of `buf`: `n` or an error if `FIXED`
+    /// (`Err(Full)` or `Err(Empty)`, nothing moved, unless `n` is 0), as many as fit (are
+    /// present) otherwise. `moved` runs only when `k > 0`, after the move: the owner of `buf`
+    /// gives up (takes) the `k` items there.
+    ///
+    /// `moved` runs before the commit, not after this returns, because that is where the batch
+    /// forms' bookkeeping compiles best: after the commit, a small bulk through a `Batch` does
+    /// more work per operation (docs/benchmarks.md, "The copy of a bulk, and why it is written
+    /// as it is").
     ///
     /// # Safety
     ///
-    /// As for [`Ring::dequeue_one`]; besides, `n <= N` and `dst` is valid for writes of `n`
-    /// items, outside the ring; the first `k` are overwritten without being dropped, and the
-    /// items written there are the caller's from the call of `moved(k)`. `moved` must not
-    /// panic.
+    /// As for [`Side::reserve`] (with `n <= N`); besides, `buf` does not overlap the ring and
+    /// is valid for `n` items: on the producer's side for reads of initialised items (it is
+    /// not written), the first `k` of which pass to the ring when `moved(k)` is called; on the
+    /// consumer's for writes, the first `k` of which are overwritten without being dropped, and
+    /// are the caller's from the call of `moved(k)`. `moved` must not panic.
     #[inline(always)]
-    unsafe fn dequeue_into<const MULTI: bool, const FIXED: bool>(
+    unsafe fn transfer<S: Side<T, N>, const MULTI: bool, const FIXED: bool>(
         &self,
-        dst: *mut T,
+        buf: *mut T,
         n: usize,
         moved: impl FnOnce(usize),
     ) -> Result<usize, Error> {
-        // SAFETY: The caller's guarantee is the one `move_head` requires; `n <= N` fits a
-        // `u32`.
-        let (head, k, settled) = unsafe {
-            self.cons
-                .move_head::<MULTI, FIXED>(&self.prod.tail, 0, Self::CAP, n as u32)
-        };
+        // SAFETY: Forwarded from the caller.
+        let (head, k, settled) = unsafe { S::reserve::<MULTI, FIXED>(self, n) };
         if k == 0 {
-            return none_moved::<FIXED>(n, Error::Empty);
+            return none_moved::<FIXED>(n, S::SHORT);
         }
         let k = k as usize;
-        // SAFETY: `move_head` reserved the `k <= n <= N` full slots from `head` to us, and
-        // A1 (or C0) made their writes visible; `dst` has room for `k` items outside the ring.
-        // We treat the slots as empty from now on.
-        unsafe { self.slots.read(head, dst, k) };
+        // SAFETY: `reserve` reserved the `k <= n <= N` entries from `head` to us: on the
+        // producer's side empty slots, for which A1 (or C0) ordered the consumers' reads of
+        // their last items before our writes, and `buf` holds `k` initialised items whose
+        // ownership passes to the ring here; on the consumer's full slots, whose writes A1 (or
+        // C0) made visible, which `buf` has room for and which we treat as empty from now on.
+        unsafe { self.slots.copy::<S::Way>(head, buf, k) };
         moved(k);
-        self.cons
-            .update_tail::<MULTI>(head, head.wrapping_add(k as u32), settled);
+        S::own(self).update_tail::<MULTI>(head, head.wrapping_add(k as u32), settled);
         Ok(k)
     }
 
@@ -441,14 +393,13 @@ impl<T, const N: usize> Ring<T, N> {
         make: impl FnMut(usize) -> T,
     ) -> Result<usize, Error> {
         // SAFETY: Forwarded from the caller.
-        let (head, k) = unsafe { self.reserve_single_prod::<FIXED>(n) }?;
+        let (head, k) = unsafe { self.reserve_single::<Prod, FIXED>(n) }?;
         if k == 0 {
             return Ok(0);
         }
-        let mut commit = SingleCommit::new(&self.prod, head);
-        // SAFETY: `reserve_single_prod` reserved the `k <= n <= N` empty slots from `head` to
-        // us, and A1 (or C0) ordered the consumer's reads of their last items before these
-        // writes.
+        let mut commit = SingleCommit::new(Prod::own(self), head);
+        // SAFETY: `reserve_single` reserved the `k <= n <= N` empty slots from `head` to us,
+        // and A1 (or C0) ordered the consumer's reads of their last items before these writes.
         unsafe { self.slots.fill_with(head, k, &mut commit.done, make) };
         Ok(k)
     }
@@ -470,133 +421,167 @@ impl<T, const N: usize> Ring<T, N> {
         take: impl FnMut(T),
     ) -> Result<usize, Error> {
         // SAFETY: Forwarded from the caller.
-        let (head, k) = unsafe { self.reserve_single_cons::<FIXED>(n) }?;
+        let (head, k) = unsafe { self.reserve_single::<Cons, FIXED>(n) }?;
         if k == 0 {
             return Ok(0);
         }
-        let mut commit = SingleCommit::new(&self.cons, head);
-        // SAFETY: `reserve_single_cons` reserved the `k <= n <= N` full slots from `head` to
-        // us, and A1 (or C0) made the producer's writes to them visible.
+        let mut commit = SingleCommit::new(Cons::own(self), head);
+        // SAFETY: `reserve_single` reserved the `k <= n <= N` full slots from `head` to us,
+        // and A1 (or C0) made the producer's writes to them visible.
         unsafe { self.slots.drain_with(head, k, &mut commit.done, take) };
         Ok(k)
     }
 
-    /// Reserves up to `n` empty slots for a single producer, as [`Ring::enqueue_with`] does,
-    /// and lends them as a [`WriteChunk`].
+    /// Reserves up to `n` entries of the single side `S` as [`Ring::reserve_single`] does (`n`
+    /// or none if `FIXED`), and lends them as the chunk that `chunk` makes of the runs of slots
+    /// they occupy and of the commit that publishes them.
     ///
     /// # Safety
     ///
-    /// As for [`Ring::enqueue_with`], until the chunk is dropped.
+    /// As for [`Ring::reserve_single`], until the chunk is dropped; `chunk` is
+    /// [`WriteChunk::new`](super::WriteChunk::new) if `S` is [`Prod`],
+    /// [`ReadChunk::new`](super::ReadChunk::new) if it is [`Cons`].
     #[cfg(not(loom))]
     #[inline(always)]
-    pub(crate) unsafe fn write_chunk<const FIXED: bool>(
-        &self,
+    pub(crate) unsafe fn lend<'a, S: Side<T, N>, const FIXED: bool, C>(
+        &'a self,
         n: usize,
-    ) -> Result<WriteChunk<'_, T>, Error> {
+        chunk: unsafe fn(Runs<T>, SingleCommit<'a>) -> C,
+    ) -> Result<C, Error> {
         // SAFETY: Forwarded from the caller.
-        let (head, k) = unsafe { self.reserve_single_prod::<FIXED>(n) }?;
-        // SAFETY: `reserve_single_prod` reserved the `k <= N` empty slots from `head` to us
-        // until the commit, and A1 (or C0) ordered the consumer's reads of their last items
-        // before whatever the caller writes.
-        Ok(unsafe {
-            WriteChunk::new(
-                self.slots.run_ptrs(head, k),
-                SingleCommit::new(&self.prod, head),
-            )
-        })
+        let (head, k) = unsafe { self.reserve_single::<S, FIXED>(n) }?;
+        let runs = self.slots.run_ptrs(head, k);
+        // SAFETY: `reserve_single` reserved the `k <= N` entries of `runs` to us until the
+        // commit: for a producer (`WriteChunk`), empty slots, and A1 (or C0) ordered the
+        // consumer's reads of their last items before whatever the caller writes; for a
+        // consumer (`ReadChunk`), full slots, whose writes A1 (or C0) made visible.
+        Ok(unsafe { chunk(runs, SingleCommit::new(S::own(self), head)) })
     }
 
-    /// Reserves up to `n` of the oldest items for a single consumer, as [`Ring::dequeue_with`]
-    /// does, and lends them as a [`ReadChunk`].
+    /// Reserves up to `n` entries for a single side `S`: empty slots for the producer, items
+    /// for the consumer; `n` or none if `FIXED`, as many as there are otherwise. Returns the
+    /// index of the first and how many (0 for an empty request or a burst that found none):
+    /// the entries are the caller's to fill (to empty), and a [`SingleCommit`] on that side from
+    /// that index publishes what it counts as done.
+    ///
+    /// `Err(TooLarge)` if `n` exceeds `N`, `Err(Full)` (`Err(Empty)`) if `FIXED` and there are
+    /// fewer than `n`.
     ///
     /// # Safety
     ///
-    /// As for [`Ring::dequeue_with`], until the chunk is dropped.
-    #[cfg(not(loom))]
-    #[inline(always)]
-    pub(crate) unsafe fn read_chunk<const FIXED: bool>(
-        &self,
-        n: usize,
-    ) -> Result<ReadChunk<'_, T>, Error> {
-        // SAFETY: Forwarded from the caller.
-        let (head, k) = unsafe { self.reserve_single_cons::<FIXED>(n) }?;
-        // SAFETY: `reserve_single_cons` reserved the `k <= N` full slots from `head` to us
-        // until the commit, and A1 (or C0) made the producer's writes to them visible.
-        Ok(unsafe {
-            ReadChunk::new(
-                self.slots.run_ptrs(head, k),
-                SingleCommit::new(&self.cons, head),
-            )
-        })
-    }
-
-    /// Reserves up to `n` empty slots for a single producer: `n` or none if `FIXED`, as many
-    /// as are free otherwise. Returns the index of the first and how many (0 for an empty
-    /// request or a burst that found no room): the slots are the caller's to fill, and a
-    /// [`SingleCommit`] on `prod` from that index publishes what it counts as done.
-    ///
-    /// `Err(TooLarge)` if `n` exceeds `N`, `Err(Full)` if `FIXED` and they are not all free.
-    ///
-    /// # Safety
-    ///
-    /// As for [`Ring::enqueue_one`] with `!MULTI`; the caller commits (or drops a
+    /// As for [`Side::reserve`] with `!MULTI`; the caller commits (or drops a
     /// [`SingleCommit`]) before the side's next operation.
     #[inline(always)]
-    pub(crate) unsafe fn reserve_single_prod<const FIXED: bool>(
+    unsafe fn reserve_single<S: Side<T, N>, const FIXED: bool>(
         &self,
         n: usize,
     ) -> Result<(u32, usize), Error> {
         if n > N {
             return Err(Error::TooLarge);
         }
-        // SAFETY: The caller's guarantee is the one `move_head` requires; `n <= N` fits a
-        // `u32` because `N` does (`Ring::CAP`).
-        let (head, k, _) = unsafe {
-            self.prod
-                .move_head::<false, FIXED>(&self.cons.tail, Self::CAP, Self::CAP, n as u32)
-        };
+        // SAFETY: Forwarded from the caller; `n <= N`.
+        let (head, k, _) = unsafe { S::reserve::<false, FIXED>(self, n) };
         if k == 0 {
-            return none_moved::<FIXED>(n, Error::Full).map(|_| (head, 0));
-        }
-        Ok((head, k as usize))
-    }
-
-    /// Reserves up to `n` of the oldest items for a single consumer, as
-    /// [`Ring::reserve_single_prod`] reserves empty slots: `Err(Empty)` if `FIXED` and fewer
-    /// than `n` are present.
-    ///
-    /// # Safety
-    ///
-    /// As for [`Ring::dequeue_one`] with `!MULTI`; the caller commits (or drops a
-    /// [`SingleCommit`]) before the side's next operation.
-    #[inline(always)]
-    pub(crate) unsafe fn reserve_single_cons<const FIXED: bool>(
-        &self,
-        n: usize,
-    ) -> Result<(u32, usize), Error> {
-        if n > N {
-            return Err(Error::TooLarge);
-        }
-        // SAFETY: As in `reserve_single_prod`.
-        let (head, k, _) = unsafe {
-            self.cons
-                .move_head::<false, FIXED>(&self.prod.tail, 0, Self::CAP, n as u32)
-        };
-        if k == 0 {
-            return none_moved::<FIXED>(n, Error::Empty).map(|_| (head, 0));
+            return none_moved::<FIXED>(n, S::SHORT).map(|_| (head, 0));
         }
         Ok((head, k as usize))
     }
 }
 
+/// One side of a ring: [`Prod`], the producers', or [`Cons`], the consumers'.
+///
+/// What the two sides do differently, for the operations written once for both: which index
+/// pair moves, against which tail and counting from which capacity ([`HeadTail::move_head`]:
+/// the producer counts free slots from `N`, the consumer items from 0), what an all-or-nothing
+/// request that finds too few entries gets, and which way the items go. A type rather than a
+/// flag, as [`Way`] is, so that the operations have no branch on the side in them, not even one
+/// the compiler removes: the code each side compiles to is the code it would compile to written
+/// out on its own.
+pub(crate) trait Side<T, const N: usize> {
+    /// What an all-or-nothing request gets when there are too few entries: `Full` or `Empty`.
+    const SHORT: Error;
+
+    /// The way this side's items go: [`In`] for the producer, [`Out`] for the consumer.
+    type Way: Way;
+
+    /// Returns this side's index pair.
+    fn own(ring: &Ring<T, N>) -> &HeadTail;
+
+    /// Reserves up to `n` entries on this side of `ring`, by the multi or single protocol:
+    /// [`HeadTail::move_head`], whose `(head, k, settled)` it returns.
+    ///
+    /// # Safety
+    ///
+    /// `n <= N`. If `!MULTI`, the caller orders this call with every other call of this side
+    /// on `ring` by happens-before (see [`HeadTail::move_head`]).
+    unsafe fn reserve<const MULTI: bool, const FIXED: bool>(
+        ring: &Ring<T, N>,
+        n: usize,
+    ) -> (u32, u32, bool);
+}
+
+/// Defines `$Side`, a side of the ring, and implements [`Side`] for it: its index pair is the
+/// ring's `$own`, whose head moves against the tail of `$other` counting from `$capacity`; an
+/// all-or-nothing request that finds too few entries gets `Error::$short`; its items go the way
+/// `$Way` says.
+macro_rules! side {
+    (
+        $(#[$doc:meta])*
+        $Side:ident: $own:ident against $other:ident, capacity $capacity:expr,
+        short $short:ident, way $Way:ident;
+    ) => {
+        $(#[$doc])*
+        pub(crate) struct $Side;
+
+        impl<T, const N: usize> Side<T, N> for $Side {
+            const SHORT: Error = Error::$short;
+            type Way = $Way;
+
+            #[inline(always)]
+            fn own(ring: &Ring<T, N>) -> &HeadTail {
+                &ring.$own
+            }
+
+            #[inline(always)]
+            unsafe fn reserve<const MULTI: bool, const FIXED: bool>(
+                ring: &Ring<T, N>,
+                n: usize,
+            ) -> (u32, u32, bool) {
+                // SAFETY: The caller's guarantee is the one `move_head` requires; `n <= N` fits
+                // a `u32` because `N` does (`Ring::CAP`).
+                unsafe {
+                    ring.$own.move_head::<MULTI, FIXED>(
+                        &ring.$other.tail,
+                        $capacity,
+                        Ring::<T, N>::CAP,
+                        n as u32,
+                    )
+                }
+            }
+        }
+    };
+}
+
+side! {
+    /// The producers' side of a ring: it counts free slots, from `N`, and its items go in.
+    Prod: prod against cons, capacity Ring::<T, N>::CAP,
+    short Full, way In;
+}
+
+side! {
+    /// The consumers' side of a ring: it counts items, from 0, and its items go out.
+    Cons: cons against prod, capacity 0,
+    short Empty, way Out;
+}
+
 /// What a request that reserved nothing returns: `Ok(0)` for an empty request or a burst,
-/// `err` (`Full` or `Empty`) for an all-or-nothing request of `n > 0` entries.
+/// `short` (`Full` or `Empty`) for an all-or-nothing request of `n > 0` entries.
 ///
 /// The test of `n` is here, off the path of a request that moved something.
 #[inline(always)]
-fn none_moved<const FIXED: bool>(n: usize, err: Error) -> Result<usize, Error> {
+fn none_moved<const FIXED: bool>(n: usize, short: Error) -> Result<usize, Error> {
     if FIXED && n != 0 {
-        Err(err)
+        Err(short)
     } else {
         Ok(0)
     }

@@ -11,7 +11,8 @@
 //! that a bulk move is one straight copy (or, when it reaches the end of the array, a loop
 //! through the index mask). The `cfg(loom)` one gives every slot its own
 //! `loom::cell::UnsafeCell`, so that the model checker tracks the accesses to each slot and
-//! reports any that the index protocol fails to order.
+//! reports any that the index protocol fails to order. The two differ in how a slot is accessed
+//! and in the bulk copy; the rest is written once, over their slot accesses.
 //!
 //! [`Ring`]: super::ring::Ring
 
@@ -135,8 +136,6 @@ pub(crate) struct Slots<T, const N: usize> {
 
 #[cfg(not(loom))]
 impl<T, const N: usize> Slots<T, N> {
-    const MASK: usize = N - 1;
-
     /// Creates `N` empty slots.
     #[inline(always)]
     pub(crate) const fn new() -> Self {
@@ -150,23 +149,14 @@ impl<T, const N: usize> Slots<T, N> {
     }
 
     /// Returns a pointer to slot 0; slot `i` is at `base().add(i)` for `i < N`.
+    ///
+    /// The code that both storages share accesses the slots through it (`add`, `read`,
+    /// `write`), as it would through a pointer; under loom, `Base` stands in for it.
     #[inline(always)]
     fn base(&self) -> *mut T {
         // `MaybeUninit<T>` has the layout of `T`, and the array is inside an `UnsafeCell`, so
         // the pointer may be written through while `&self` is shared.
         self.cells.get().cast::<T>()
-    }
-
-    /// Returns the two straight runs of slots that indices `idx .. idx + n` occupy, for
-    /// `n <= N`: `(start, first)` for slots `start .. start + first` (up to the end of the
-    /// array), then slots `0 .. n - first` (from its start; empty unless the run wraps).
-    ///
-    /// `start + first <= N`, and `n - first <= start`, so the two runs do not overlap.
-    #[inline(always)]
-    fn runs(idx: u32, n: usize) -> (usize, usize) {
-        let start = idx as usize & Self::MASK;
-        let first = if n < N - start { n } else { N - start };
-        (start, first)
     }
 
     /// Returns the slots of indices `idx .. idx + n`, for `n <= N`, as the two straight runs
@@ -185,56 +175,33 @@ impl<T, const N: usize> Slots<T, N> {
         }
     }
 
-    /// Moves `item` into the slot of index `idx`.
-    ///
-    /// # Safety
-    ///
-    /// The caller has reserved slot `idx` for writing: it is empty, and no other thread
-    /// accesses it until the caller publishes it.
-    #[inline(always)]
-    pub(crate) unsafe fn write_one(&self, idx: u32, item: T) {
-        // SAFETY: `idx & MASK < N`, so the slot is in bounds; the caller's reservation makes
-        // this the only access to it, and it holds no item that the write could leak.
-        unsafe { self.base().add(idx as usize & Self::MASK).write(item) }
-    }
-
-    /// Moves the item out of the slot of index `idx`, leaving the slot empty.
-    ///
-    /// # Safety
-    ///
-    /// The caller has reserved slot `idx` for reading: it holds an item whose write happens
-    /// before this call, and no other thread accesses the slot until the caller releases it.
-    #[inline(always)]
-    pub(crate) unsafe fn read_one(&self, idx: u32) -> T {
-        // SAFETY: In bounds as in `write_one`; the slot holds an initialised item that the
-        // caller's reservation gives to this thread alone, and the caller treats the slot as
-        // empty afterwards, so the item is not duplicated.
-        unsafe { self.base().add(idx as usize & Self::MASK).read() }
-    }
-
-    /// Moves `n` items from `src` into the `n` slots starting at index `idx`.
+    /// Moves `n` items between `buf` and the `n` slots starting at index `idx`, the way `W`
+    /// says: into the slots for [`In`] (an enqueue), out of them for [`Out`] (a dequeue).
     ///
     /// # Safety
     ///
     /// - `1 <= n <= N`.
-    /// - The caller has reserved slots `idx .. idx + n` (indices modulo 2^32) for writing, as
-    ///   for [`Slots::write_one`].
-    /// - `src` is valid for reading `n` items and does not overlap the ring. Their ownership
-    ///   passes to the ring: the caller must neither use nor drop them afterwards.
+    /// - The caller has reserved slots `idx .. idx + n` (indices modulo 2^32), for writing for
+    ///   [`In`] and for reading for [`Out`], as for [`Slots::write_one`] and
+    ///   [`Slots::read_one`].
+    /// - `buf` does not overlap the ring and is valid for reading `n` items for [`In`], for
+    ///   writing them for [`Out`]. The items' ownership passes to the ring for [`In`], to the
+    ///   caller for [`Out`]: the caller must neither use nor drop the items it gave, and must
+    ///   treat the slots it emptied as empty.
     #[inline(always)]
-    pub(crate) unsafe fn write(&self, idx: u32, src: *const T, n: usize) {
+    pub(crate) unsafe fn copy<W: Way>(&self, idx: u32, buf: *mut T, n: usize) {
         if n < 4 {
             // A bulk of one to three, the smallest and common ones, costs what as many single
-            // enqueues do: each item to its slot through the index mask, with no test for the
-            // end of the array and no copy loop.
-            // SAFETY: Slot `idx` is reserved to us (caller), and `src` holds `n >= 1` items.
-            unsafe { self.write_one(idx, src.read()) };
+            // operations do: each item to or from its slot through the index mask, with no test
+            // for the end of the array and no copy loop.
+            // SAFETY: Slot `idx` is reserved to us (caller), and `buf` has room for `n >= 1`.
+            unsafe { W::one(self, idx, buf) };
             if n >= 2 {
-                // SAFETY: As above, for the second item and slot.
-                unsafe { self.write_one(idx.wrapping_add(1), src.add(1).read()) };
+                // SAFETY: As above, for the second slot and item.
+                unsafe { W::one(self, idx.wrapping_add(1), buf.add(1)) };
                 if n == 3 {
-                    // SAFETY: As above, for the third item and slot.
-                    unsafe { self.write_one(idx.wrapping_add(2), src.add(2).read()) };
+                    // SAFETY: As above, for the third slot and item.
+                    unsafe { W::one(self, idx.wrapping_add(2), buf.add(2)) };
                 }
             }
             return;
@@ -243,150 +210,12 @@ impl<T, const N: usize> Slots<T, N> {
         let base = self.base();
         if first == n {
             // SAFETY: One straight run, `start + n <= N` (`Slots::runs`): the reserved slots,
-            // exclusive to us; `src` holds `n` readable items outside the ring.
-            unsafe { copy_items(src, base.add(start), n) };
+            // exclusive to us; `buf` holds (has room for) `n` items outside the ring.
+            unsafe { W::run(base.add(start), buf, n) };
         } else {
             // SAFETY: Forwarded from the caller.
-            unsafe { self.write_wrapping(idx, src, n) };
+            unsafe { self.copy_each::<W>(idx, buf, n) };
         }
-    }
-
-    /// [`Slots::write`] for a bulk that reaches the end of the array: slot by slot through
-    /// the mask, as the C original does. It happens once per `N / n` bulks, so it is kept
-    /// out of line: inline, its loop would take registers from the common path around it.
-    ///
-    /// # Safety
-    ///
-    /// As for [`Slots::write`].
-    #[cold]
-    #[inline(never)]
-    unsafe fn write_wrapping(&self, idx: u32, src: *const T, n: usize) {
-        for i in 0..n {
-            // SAFETY: Slot `(idx + i) & MASK` is in bounds and one of the reserved slots
-            // (`i < n <= N`); `src.add(i)` is one of the `n` readable items.
-            unsafe { self.write_one(idx.wrapping_add(i as u32), src.add(i).read()) };
-        }
-    }
-
-    /// Moves the `n` items in the slots starting at index `idx` to `dst`.
-    ///
-    /// # Safety
-    ///
-    /// - `1 <= n <= N`.
-    /// - The caller has reserved slots `idx .. idx + n` (indices modulo 2^32) for reading, as
-    ///   for [`Slots::read_one`].
-    /// - `dst` is valid for writing `n` items and does not overlap the ring. The items'
-    ///   ownership passes to the caller, who must treat the slots as empty afterwards.
-    #[inline(always)]
-    pub(crate) unsafe fn read(&self, idx: u32, dst: *mut T, n: usize) {
-        if n < 4 {
-            // As in `write`.
-            // SAFETY: Slot `idx` is reserved to us and full (caller); `dst` has room for `n`.
-            unsafe { dst.write(self.read_one(idx)) };
-            if n >= 2 {
-                // SAFETY: As above, for the second slot and item.
-                unsafe { dst.add(1).write(self.read_one(idx.wrapping_add(1))) };
-                if n == 3 {
-                    // SAFETY: As above, for the third slot and item.
-                    unsafe { dst.add(2).write(self.read_one(idx.wrapping_add(2))) };
-                }
-            }
-            return;
-        }
-        let (start, first) = Self::runs(idx, n);
-        let base = self.base();
-        if first == n {
-            // SAFETY: One straight run, `start + n <= N` (`Slots::runs`): the reserved,
-            // initialised slots; `dst` has room for `n` items outside the ring.
-            unsafe { copy_items(base.add(start), dst, n) };
-        } else {
-            // SAFETY: Forwarded from the caller.
-            unsafe { self.read_wrapping(idx, dst, n) };
-        }
-    }
-
-    /// [`Slots::read`] for a bulk that reaches the end of the array: slot by slot, out of
-    /// line, as in [`Slots::write_wrapping`].
-    ///
-    /// # Safety
-    ///
-    /// As for [`Slots::read`].
-    #[cold]
-    #[inline(never)]
-    unsafe fn read_wrapping(&self, idx: u32, dst: *mut T, n: usize) {
-        for i in 0..n {
-            // SAFETY: Slot `(idx + i) & MASK` is one of the reserved, full slots
-            // (`i < n <= N`); `dst.add(i)` is inside the room for `n` items.
-            unsafe { dst.add(i).write(self.read_one(idx.wrapping_add(i as u32))) };
-        }
-    }
-
-    /// Writes `make(i)` into the slot of index `idx + i`, for `i` from `*done` up to `n`, and
-    /// counts each item written in `*done`.
-    ///
-    /// Each item goes straight into its slot, with no copy through a buffer, a straight run to
-    /// the end of the array and then one from its start. If `make` panics, `*done` counts the
-    /// slots filled so far, and the slot it was making an item for stays empty.
-    ///
-    /// # Safety
-    ///
-    /// `*done <= n <= N`, and the caller has reserved the slots `idx .. idx + n` for writing, as
-    /// for [`Slots::write_one`]; the slots it counts in `*done` hold items afterwards.
-    #[inline(always)]
-    pub(crate) unsafe fn fill_with(
-        &self,
-        idx: u32,
-        n: usize,
-        done: &mut usize,
-        mut make: impl FnMut(usize) -> T,
-    ) {
-        let (start, first) = Self::runs(idx, n);
-        let base = self.base();
-        // Item `i < first` goes to slot `start + i < start + first <= N`, item
-        // `first <= i < n` to slot `i - first < n - first <= start` (`Slots::runs`). A slot is
-        // counted in `*done` once its item is written.
-        count_steps::<false>(first, done, |i| {
-            let item = make(i);
-            // SAFETY: In bounds (above), reserved and empty (caller).
-            unsafe { base.add(start + i).write(item) };
-        });
-        count_steps::<false>(n, done, |i| {
-            let item = make(i);
-            // SAFETY: In bounds (above), reserved and empty (caller).
-            unsafe { base.add(i - first).write(item) };
-        });
-    }
-
-    /// Moves the item out of the slot of index `idx + i` and passes it to `take`, for `i` from
-    /// `*done` up to `n`, counting each item moved out in `*done` (before `take` runs).
-    ///
-    /// If `take` panics, `*done` counts the slots emptied so far, the one whose item it was
-    /// given included.
-    ///
-    /// # Safety
-    ///
-    /// `*done <= n <= N`, and the caller has reserved the full slots `idx .. idx + n` for
-    /// reading, as for [`Slots::read_one`]; the slots it counts in `*done` are empty afterwards.
-    #[inline(always)]
-    pub(crate) unsafe fn drain_with(
-        &self,
-        idx: u32,
-        n: usize,
-        done: &mut usize,
-        mut take: impl FnMut(T),
-    ) {
-        let (start, first) = Self::runs(idx, n);
-        let base = self.base();
-        // The slots as in `fill_with`. A slot is counted in `*done`, as empty, before its item
-        // reaches `take`, so a panic in `take` cannot leave it counted as full.
-        count_steps::<true>(first, done, |i| {
-            // SAFETY: In bounds, reserved and full (caller).
-            take(unsafe { base.add(start + i).read() });
-        });
-        count_steps::<true>(n, done, |i| {
-            // SAFETY: In bounds, reserved and full (caller).
-            take(unsafe { base.add(i - first).read() });
-        });
     }
 
     /// Drops the `n` items in the slots starting at index `idx`.
@@ -469,8 +298,6 @@ pub(crate) struct Slots<T, const N: usize> {
 
 #[cfg(loom)]
 impl<T, const N: usize> Slots<T, N> {
-    const MASK: usize = N - 1;
-
     /// Creates `N` empty slots.
     pub(crate) fn new() -> Self {
         Self {
@@ -478,91 +305,22 @@ impl<T, const N: usize> Slots<T, N> {
         }
     }
 
-    /// Moves `item` into the slot of index `idx`.
-    ///
-    /// # Safety
-    ///
-    /// As for the non-loom `Slots::write_one`.
-    pub(crate) unsafe fn write_one(&self, idx: u32, item: T) {
-        self.cells[idx as usize & Self::MASK].with_mut(|p| {
-            // SAFETY: The caller's reservation makes this the only access to the empty slot.
-            unsafe { (*p).write(item) };
-        });
-    }
-
-    /// Moves the item out of the slot of index `idx`.
-    ///
-    /// # Safety
-    ///
-    /// As for the non-loom `Slots::read_one`.
-    pub(crate) unsafe fn read_one(&self, idx: u32) -> T {
-        self.cells[idx as usize & Self::MASK].with(|p| {
-            // SAFETY: The caller's reservation gives it the initialised item in this slot.
-            unsafe { (*p).assume_init_read() }
-        })
-    }
-
-    /// Moves `n` items from `src` into the slots starting at index `idx`.
-    ///
-    /// # Safety
-    ///
-    /// As for the non-loom `Slots::write`.
-    pub(crate) unsafe fn write(&self, idx: u32, src: *const T, n: usize) {
-        for i in 0..n {
-            // SAFETY: `src` holds `n` readable items whose ownership passes to the ring, and
-            // slot `idx + i` is reserved to us.
-            unsafe { self.write_one(idx.wrapping_add(i as u32), src.add(i).read()) };
+    /// Returns a stand-in for a pointer to slot 0: see [`Base`].
+    fn base(&self) -> Base<'_, T, N> {
+        Base {
+            cells: &self.cells,
+            slot: 0,
         }
     }
 
-    /// Moves the `n` items in the slots starting at index `idx` to `dst`.
+    /// Moves `n` items between `buf` and the slots starting at index `idx`, slot by slot.
     ///
     /// # Safety
     ///
-    /// As for the non-loom `Slots::read`.
-    pub(crate) unsafe fn read(&self, idx: u32, dst: *mut T, n: usize) {
-        for i in 0..n {
-            // SAFETY: Slot `idx + i` is reserved to us and full, and `dst` has room for `n`.
-            unsafe { dst.add(i).write(self.read_one(idx.wrapping_add(i as u32))) };
-        }
-    }
-
-    /// Writes `make(i)` into the slot of index `idx + i`, for `i` from `*done` up to `n`.
-    ///
-    /// # Safety
-    ///
-    /// As for the non-loom `Slots::fill_with`.
-    pub(crate) unsafe fn fill_with(
-        &self,
-        idx: u32,
-        n: usize,
-        done: &mut usize,
-        mut make: impl FnMut(usize) -> T,
-    ) {
-        count_steps::<false>(n, done, |i| {
-            let item = make(i);
-            // SAFETY: Slot `idx + i` is reserved to us and empty (caller).
-            unsafe { self.write_one(idx.wrapping_add(i as u32), item) };
-        });
-    }
-
-    /// Moves the item out of the slot of index `idx + i` into `take`, for `i` from `*done` up
-    /// to `n`.
-    ///
-    /// # Safety
-    ///
-    /// As for the non-loom `Slots::drain_with`.
-    pub(crate) unsafe fn drain_with(
-        &self,
-        idx: u32,
-        n: usize,
-        done: &mut usize,
-        mut take: impl FnMut(T),
-    ) {
-        count_steps::<true>(n, done, |i| {
-            // SAFETY: Slot `idx + i` is reserved to us and full (caller).
-            take(unsafe { self.read_one(idx.wrapping_add(i as u32)) });
-        });
+    /// As for the non-loom `Slots::copy`.
+    pub(crate) unsafe fn copy<W: Way>(&self, idx: u32, buf: *mut T, n: usize) {
+        // SAFETY: Forwarded from the caller.
+        unsafe { self.copy_each::<W>(idx, buf, n) };
     }
 
     /// Drops the `n` items in the slots starting at index `idx`.
@@ -577,5 +335,254 @@ impl<T, const N: usize> Slots<T, N> {
                 unsafe { (*p).assume_init_drop() };
             });
         }
+    }
+}
+
+/// Under loom, what the code that both storages share uses as a pointer to a slot: `add` moves
+/// it on by `i` slots, `read` and `write` access its slot through the slot's loom cell, which
+/// checks that the index protocol orders the access.
+#[cfg(loom)]
+struct Base<'a, T, const N: usize> {
+    cells: &'a [loom::cell::UnsafeCell<MaybeUninit<T>>; N],
+    slot: usize,
+}
+
+#[cfg(loom)]
+impl<T, const N: usize> Clone for Base<'_, T, N> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+
+#[cfg(loom)]
+impl<T, const N: usize> Copy for Base<'_, T, N> {}
+
+#[cfg(loom)]
+impl<T, const N: usize> Base<'_, T, N> {
+    /// The stand-in for the slot `i` slots further on.
+    ///
+    /// # Safety
+    ///
+    /// As for a pointer: the slot is in the array (indexing checks it here).
+    unsafe fn add(self, i: usize) -> Self {
+        Self {
+            slot: self.slot + i,
+            ..self
+        }
+    }
+
+    /// Moves `item` into the slot.
+    ///
+    /// # Safety
+    ///
+    /// The slot is empty and reserved to the caller for writing.
+    unsafe fn write(self, item: T) {
+        self.cells[self.slot].with_mut(|p| {
+            // SAFETY: The caller's reservation makes this the only access to the empty slot.
+            unsafe { (*p).write(item) };
+        });
+    }
+
+    /// Moves the item out of the slot.
+    ///
+    /// # Safety
+    ///
+    /// The slot is full and reserved to the caller for reading; it counts as empty afterwards.
+    unsafe fn read(self) -> T {
+        self.cells[self.slot].with(|p| {
+            // SAFETY: The caller's reservation gives it the initialised item in this slot.
+            unsafe { (*p).assume_init_read() }
+        })
+    }
+}
+
+/// What both storages share, written over `base()` (a pointer to slot 0, or under loom its
+/// stand-in): the same code in both builds, so that the loom models check the slot-by-slot
+/// copy, the in-place steps and their counting as the kernel runs them.
+impl<T, const N: usize> Slots<T, N> {
+    const MASK: usize = N - 1;
+
+    /// Returns the two straight runs of slots that indices `idx .. idx + n` occupy, for
+    /// `n <= N`: `(start, first)` for slots `start .. start + first` (up to the end of the
+    /// array), then slots `0 .. n - first` (from its start; empty unless the run wraps).
+    ///
+    /// `start + first <= N`, and `n - first <= start`, so the two runs do not overlap.
+    #[inline(always)]
+    fn runs(idx: u32, n: usize) -> (usize, usize) {
+        let start = idx as usize & Self::MASK;
+        let first = if n < N - start { n } else { N - start };
+        (start, first)
+    }
+
+    /// Moves `item` into the slot of index `idx`.
+    ///
+    /// # Safety
+    ///
+    /// The caller has reserved slot `idx` for writing: it is empty, and no other thread
+    /// accesses it until the caller publishes it.
+    #[inline(always)]
+    pub(crate) unsafe fn write_one(&self, idx: u32, item: T) {
+        // SAFETY: `idx & MASK < N`, so the slot is in bounds; the caller's reservation makes
+        // this the only access to it, and it holds no item that the write could leak.
+        unsafe { self.base().add(idx as usize & Self::MASK).write(item) }
+    }
+
+    /// Moves the item out of the slot of index `idx`, leaving the slot empty.
+    ///
+    /// # Safety
+    ///
+    /// The caller has reserved slot `idx` for reading: it holds an item whose write happens
+    /// before this call, and no other thread accesses the slot until the caller releases it.
+    #[inline(always)]
+    pub(crate) unsafe fn read_one(&self, idx: u32) -> T {
+        // SAFETY: In bounds as in `write_one`; the slot holds an initialised item that the
+        // caller's reservation gives to this thread alone, and the caller treats the slot as
+        // empty afterwards, so the item is not duplicated.
+        unsafe { self.base().add(idx as usize & Self::MASK).read() }
+    }
+
+    /// [`Slots::copy`] slot by slot through the mask, as the C original copies: the whole of
+    /// it under loom, and, in the kernel and userspace builds, a bulk that reaches the end of
+    /// the array. That happens once per `N / n` bulks, so it is kept out of line: inline, its
+    /// loop would take registers from the common path around it.
+    ///
+    /// # Safety
+    ///
+    /// As for [`Slots::copy`].
+    #[cold]
+    #[inline(never)]
+    unsafe fn copy_each<W: Way>(&self, idx: u32, buf: *mut T, n: usize) {
+        for i in 0..n {
+            // SAFETY: Slot `(idx + i) & MASK` is one of the reserved slots (`i < n <= N`), and
+            // `buf.add(i)` is inside the `n` items of `buf`.
+            unsafe { W::one(self, idx.wrapping_add(i as u32), buf.add(i)) };
+        }
+    }
+
+    /// Writes `make(i)` into the slot of index `idx + i`, for `i` from `*done` up to `n`, and
+    /// counts each item written in `*done`.
+    ///
+    /// Each item goes straight into its slot, with no copy through a buffer, a straight run to
+    /// the end of the array and then one from its start. If `make` panics, `*done` counts the
+    /// slots filled so far, and the slot it was making an item for stays empty.
+    ///
+    /// # Safety
+    ///
+    /// `*done <= n <= N`, and the caller has reserved the slots `idx .. idx + n` for writing, as
+    /// for [`Slots::write_one`]; the slots it counts in `*done` hold items afterwards.
+    #[inline(always)]
+    pub(crate) unsafe fn fill_with(
+        &self,
+        idx: u32,
+        n: usize,
+        done: &mut usize,
+        mut make: impl FnMut(usize) -> T,
+    ) {
+        let (start, first) = Self::runs(idx, n);
+        let base = self.base();
+        // Item `i < first` goes to slot `start + i < start + first <= N`, item
+        // `first <= i < n` to slot `i - first < n - first <= start` (`Slots::runs`). A slot is
+        // counted in `*done` once its item is written.
+        count_steps::<false>(first, done, |i| {
+            let item = make(i);
+            // SAFETY: In bounds (above), reserved and empty (caller).
+            unsafe { base.add(start + i).write(item) };
+        });
+        count_steps::<false>(n, done, |i| {
+            let item = make(i);
+            // SAFETY: In bounds (above), reserved and empty (caller).
+            unsafe { base.add(i - first).write(item) };
+        });
+    }
+
+    /// Moves the item out of the slot of index `idx + i` and passes it to `take`, for `i` from
+    /// `*done` up to `n`, counting each item moved out in `*done` (before `take` runs).
+    ///
+    /// If `take` panics, `*done` counts the slots emptied so far, the one whose item it was
+    /// given included.
+    ///
+    /// # Safety
+    ///
+    /// `*done <= n <= N`, and the caller has reserved the full slots `idx .. idx + n` for
+    /// reading, as for [`Slots::read_one`]; the slots it counts in `*done` are empty afterwards.
+    #[inline(always)]
+    pub(crate) unsafe fn drain_with(
+        &self,
+        idx: u32,
+        n: usize,
+        done: &mut usize,
+        mut take: impl FnMut(T),
+    ) {
+        let (start, first) = Self::runs(idx, n);
+        let base = self.base();
+        // The slots as in `fill_with`. A slot is counted in `*done`, as empty, before its item
+        // reaches `take`, so a panic in `take` cannot leave it counted as full.
+        count_steps::<true>(first, done, |i| {
+            // SAFETY: In bounds, reserved and full (caller).
+            take(unsafe { base.add(start + i).read() });
+        });
+        count_steps::<true>(n, done, |i| {
+            // SAFETY: In bounds, reserved and full (caller).
+            take(unsafe { base.add(i - first).read() });
+        });
+    }
+}
+
+/// Which way [`Slots::copy`] moves items: [`In`] or [`Out`].
+///
+/// A type rather than a flag, so that the copy written once for both ways has no branch on the
+/// way in it, not even one the compiler removes: the code each way compiles to is the code it
+/// would compile to written out on its own.
+pub(crate) trait Way {
+    /// Moves the item between `*buf` and the slot of index `idx`.
+    ///
+    /// # Safety
+    ///
+    /// As for [`Slots::copy`] with `n == 1`.
+    unsafe fn one<T, const N: usize>(slots: &Slots<T, N>, idx: u32, buf: *mut T);
+
+    /// Copies `n` items between `buf` and the straight run of slots at `run`.
+    ///
+    /// # Safety
+    ///
+    /// `run` and `buf` are as for [`Slots::copy`], for `n` items in one straight run.
+    #[cfg(not(loom))]
+    unsafe fn run<T>(run: *mut T, buf: *mut T, n: usize);
+}
+
+/// Into the slots, from the caller's buffer: an enqueue.
+pub(crate) struct In;
+
+/// Out of the slots, into the caller's buffer: a dequeue.
+pub(crate) struct Out;
+
+impl Way for In {
+    #[inline(always)]
+    unsafe fn one<T, const N: usize>(slots: &Slots<T, N>, idx: u32, buf: *mut T) {
+        // SAFETY: `buf` holds an item that passes to the reserved, empty slot (caller).
+        unsafe { slots.write_one(idx, buf.read()) };
+    }
+
+    #[cfg(not(loom))]
+    #[inline(always)]
+    unsafe fn run<T>(run: *mut T, buf: *mut T, n: usize) {
+        // SAFETY: `buf` holds `n` items, which pass to the `n` reserved slots at `run` (caller).
+        unsafe { copy_items(buf, run, n) };
+    }
+}
+
+impl Way for Out {
+    #[inline(always)]
+    unsafe fn one<T, const N: usize>(slots: &Slots<T, N>, idx: u32, buf: *mut T) {
+        // SAFETY: The reserved, full slot's item passes to `buf`, which has room (caller).
+        unsafe { buf.write(slots.read_one(idx)) };
+    }
+
+    #[cfg(not(loom))]
+    #[inline(always)]
+    unsafe fn run<T>(run: *mut T, buf: *mut T, n: usize) {
+        // SAFETY: The `n` items of the reserved slots at `run` pass to `buf`, which has room
+        // (caller).
+        unsafe { copy_items(run, buf, n) };
     }
 }

@@ -6,12 +6,14 @@
 use core::cell::Cell;
 use core::fmt;
 use core::marker::PhantomData;
-use core::mem::MaybeUninit;
 
 use super::batch::Batch;
 #[cfg(not(loom))]
 use super::chunk::{ReadChunk, WriteChunk};
+use super::queue::queue_common;
 use super::ring::Ring;
+#[cfg(not(loom))]
+use super::ring::{Cons, Prod};
 use super::Error;
 
 /// A bounded lock-free queue of `N` slots for one producer and one consumer at a time.
@@ -91,96 +93,44 @@ unsafe impl<T: Send, const N: usize> Send for SpscQueue<T, N> {}
 // gives each slot to one thread at a time, each handover ordered by an acquire/release pair.
 unsafe impl<T: Send, const N: usize> Sync for SpscQueue<T, N> {}
 
+queue_common! {
+    SpscQueue, multi: false,
+    with_start_index: {
+        /// # Examples
+        ///
+        /// ```
+        /// use kernel::alf_queue::{Batch, SpscQueue};
+        ///
+        /// let mut q = SpscQueue::<u8, 2>::with_start_index(u32::MAX);
+        /// let (mut tx, mut rx) = q.split();
+        /// let mut batch = Batch::<u8, 2>::new();
+        /// for i in 0..10u8 {
+        ///     assert!(batch.push(i).is_ok());
+        ///     assert_eq!(tx.enqueue_bulk(&mut batch), Ok(()));
+        ///     assert_eq!(rx.dequeue_bulk(&mut batch, 1), Ok(()));
+        ///     assert_eq!(batch.pop(), Some(i));
+        /// }
+        /// ```
+    },
+    init_in_place: {
+        /// # Examples
+        ///
+        /// ```
+        /// use core::mem::MaybeUninit;
+        /// use kernel::alf_queue::SpscQueue;
+        ///
+        /// let mut slot = MaybeUninit::<SpscQueue<u64, 16>>::uninit();
+        /// assert!(SpscQueue::init_in_place(&mut slot).is_empty());
+        /// // SAFETY: `init_in_place` initialised `slot`.
+        /// let mut q = unsafe { slot.assume_init() };
+        /// let (mut tx, mut rx) = q.split();
+        /// assert_eq!(tx.enqueue(7), Ok(()));
+        /// assert_eq!(rx.dequeue(), Some(7));
+        /// ```
+    },
+}
+
 impl<T, const N: usize> SpscQueue<T, N> {
-    /// Creates an empty queue.
-    ///
-    /// Fails to compile unless `N` is a power of two in `2 ..= 2^31`.
-    #[cfg(not(loom))]
-    #[inline]
-    pub const fn new() -> Self {
-        Self::with_start_index(0)
-    }
-
-    /// Creates an empty queue whose free-running indices start at `start`.
-    ///
-    /// For wrap-around tests and for reproducing an index state; see
-    /// [`MpmcQueue::with_start_index`](super::MpmcQueue::with_start_index).
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use kernel::alf_queue::{Batch, SpscQueue};
-    ///
-    /// let mut q = SpscQueue::<u8, 2>::with_start_index(u32::MAX);
-    /// let (mut tx, mut rx) = q.split();
-    /// let mut batch = Batch::<u8, 2>::new();
-    /// for i in 0..10u8 {
-    ///     assert!(batch.push(i).is_ok());
-    ///     assert_eq!(tx.enqueue_bulk(&mut batch), Ok(()));
-    ///     assert_eq!(rx.dequeue_bulk(&mut batch, 1), Ok(()));
-    ///     assert_eq!(batch.pop(), Some(i));
-    /// }
-    /// ```
-    #[cfg(not(loom))]
-    #[inline]
-    pub const fn with_start_index(start: u32) -> Self {
-        Self {
-            ring: Ring::new(start),
-        }
-    }
-
-    /// Creates an empty queue (loom build: not `const`).
-    #[cfg(loom)]
-    pub fn new() -> Self {
-        Self::with_start_index(0)
-    }
-
-    /// Creates an empty queue whose indices start at `start` (loom build: not `const`).
-    #[cfg(loom)]
-    pub fn with_start_index(start: u32) -> Self {
-        Self {
-            ring: Ring::new(start),
-        }
-    }
-
-    /// Initialises an empty queue in `slot`, writing only its index words.
-    ///
-    /// As [`MpmcQueue::init_in_place`](super::MpmcQueue::init_in_place): when this returns,
-    /// `slot` holds an initialised queue and `assume_init` on it is sound.
-    #[inline]
-    pub fn init_in_place(slot: &mut MaybeUninit<Self>) -> &mut Self {
-        Self::init_in_place_with_start_index(slot, 0)
-    }
-
-    /// Initialises an empty queue in `slot` with its indices at `start`.
-    #[inline]
-    pub fn init_in_place_with_start_index(slot: &mut MaybeUninit<Self>, start: u32) -> &mut Self {
-        let ptr = slot.as_mut_ptr();
-        // SAFETY: `ptr` comes from a `&mut MaybeUninit<Self>`, so it is valid for writes and
-        // aligned, and so is the pointer to its only field.
-        unsafe { Ring::init_raw(core::ptr::addr_of_mut!((*ptr).ring), start) };
-        // SAFETY: `init_raw` initialised `ring`, the only field.
-        unsafe { slot.assume_init_mut() }
-    }
-
-    /// Returns `N`, the number of slots.
-    #[inline]
-    pub const fn capacity(&self) -> usize {
-        N
-    }
-
-    /// Returns the number of items in the queue (a snapshot under concurrency).
-    #[inline]
-    pub fn len(&self) -> usize {
-        self.ring.len::<false>()
-    }
-
-    /// Returns `true` if the queue held no item when looked at.
-    #[inline]
-    pub fn is_empty(&self) -> bool {
-        self.len() == 0
-    }
-
     /// Splits the queue into its producer and its consumer handle.
     ///
     /// The handles borrow the queue mutably, so while they exist they are its only users.
@@ -411,20 +361,66 @@ impl<T, const N: usize> SpscQueue<T, N> {
     }
 }
 
-impl<T, const N: usize> Default for SpscQueue<T, N> {
-    #[inline]
-    fn default() -> Self {
-        Self::new()
-    }
-}
+/// Implements what [`Producer`] and [`Consumer`] have alike: the queries (`capacity`, `len`,
+/// `is_empty`), `Debug`, and the two methods that lend the reserved slots of the handle's side
+/// (`$Side` of the ring) as a `$Chunk` (`$chunk` all or nothing, `$chunk_burst` as many as
+/// there are), each with the docs given. `$other` names the other side, in the docs.
+macro_rules! handle_common {
+    (
+        $Handle:ident, side: $Side:ident, other: $other:literal,
+        $(#[$chunk_doc:meta])* fn $chunk:ident;
+        $(#[$burst_doc:meta])* fn $chunk_burst:ident -> $Chunk:ident;
+    ) => {
+        impl<T, const N: usize> $Handle<'_, T, N> {
+            /// Returns `N`, the number of slots.
+            #[inline]
+            pub const fn capacity(&self) -> usize {
+                N
+            }
 
-impl<T, const N: usize> fmt::Debug for SpscQueue<T, N> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("SpscQueue")
-            .field("capacity", &N)
-            .field("len", &self.len())
-            .finish()
-    }
+            #[doc = concat!(
+                "Returns the number of items in the queue (a snapshot: the ", $other,
+                " may be running)."
+            )]
+            #[inline]
+            pub fn len(&self) -> usize {
+                self.queue.len()
+            }
+
+            /// Returns `true` if the queue held no item when looked at.
+            #[inline]
+            pub fn is_empty(&self) -> bool {
+                self.queue.is_empty()
+            }
+
+            $(#[$chunk_doc])*
+            #[cfg(not(loom))]
+            #[inline]
+            pub fn $chunk(&mut self, n: usize) -> Result<$Chunk<'_, T>, Error> {
+                // SAFETY: By the type invariant we are the only handle of our side, and
+                // `&mut self` orders our own calls by happens-before (moving the handle to
+                // another thread synchronises); the chunk borrows `self` until it commits, and
+                // is the one of our side.
+                unsafe { self.queue.ring.lend::<$Side, true, _>(n, $Chunk::new) }
+            }
+
+            $(#[$burst_doc])*
+            #[cfg(not(loom))]
+            #[inline]
+            pub fn $chunk_burst(&mut self, n: usize) -> Result<$Chunk<'_, T>, Error> {
+                // SAFETY: As in the all-or-nothing form above.
+                unsafe { self.queue.ring.lend::<$Side, false, _>(n, $Chunk::new) }
+            }
+        }
+
+        impl<T, const N: usize> fmt::Debug for $Handle<'_, T, N> {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.debug_struct(stringify!($Handle))
+                    .field("queue", self.queue)
+                    .finish()
+            }
+        }
+    };
 }
 
 /// The producer handle of a split [`SpscQueue`].
@@ -441,24 +437,6 @@ pub struct Producer<'a, T, const N: usize> {
 }
 
 impl<T, const N: usize> Producer<'_, T, N> {
-    /// Returns `N`, the number of slots.
-    #[inline]
-    pub const fn capacity(&self) -> usize {
-        N
-    }
-
-    /// Returns the number of items in the queue (a snapshot: the consumer may be running).
-    #[inline]
-    pub fn len(&self) -> usize {
-        self.queue.len()
-    }
-
-    /// Returns `true` if the queue held no item when looked at.
-    #[inline]
-    pub fn is_empty(&self) -> bool {
-        self.queue.is_empty()
-    }
-
     /// Moves `item` into the queue, or hands it back if the queue is full.
     #[inline]
     pub fn enqueue(&mut self, item: T) -> Result<(), T> {
@@ -583,7 +561,10 @@ impl<T, const N: usize> Producer<'_, T, N> {
         // SAFETY: As in `enqueue`.
         unsafe { self.queue.enqueue_burst_with(n, make) }
     }
+}
 
+handle_common! {
+    Producer, side: Prod, other: "consumer",
     /// Reserves `n` empty slots, or none, and lends them as a [`WriteChunk`] of up to two
     /// slices, to be filled in place and committed.
     ///
@@ -616,30 +597,11 @@ impl<T, const N: usize> Producer<'_, T, N> {
     /// let r = rx.read_chunk_burst(4).unwrap();
     /// assert_eq!(r.as_slices(), (&[30][..], &[][..]));
     /// ```
-    #[cfg(not(loom))]
-    #[inline]
-    pub fn write_chunk(&mut self, n: usize) -> Result<WriteChunk<'_, T>, Error> {
-        // SAFETY: As in `enqueue`; the chunk borrows `self` until it commits.
-        unsafe { self.queue.ring.write_chunk::<true>(n) }
-    }
-
+    fn write_chunk;
     /// Reserves up to `n` empty slots, as many as are free, and lends them as a
     /// [`WriteChunk`] (empty if the queue is full). `Err(TooLarge)` if `n` exceeds `N`.
     /// [`Producer::write_chunk`] has an example.
-    #[cfg(not(loom))]
-    #[inline]
-    pub fn write_chunk_burst(&mut self, n: usize) -> Result<WriteChunk<'_, T>, Error> {
-        // SAFETY: As in `write_chunk`.
-        unsafe { self.queue.ring.write_chunk::<false>(n) }
-    }
-}
-
-impl<T, const N: usize> fmt::Debug for Producer<'_, T, N> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("Producer")
-            .field("queue", self.queue)
-            .finish()
-    }
+    fn write_chunk_burst -> WriteChunk;
 }
 
 /// The consumer handle of a split [`SpscQueue`].
@@ -656,24 +618,6 @@ pub struct Consumer<'a, T, const N: usize> {
 }
 
 impl<T, const N: usize> Consumer<'_, T, N> {
-    /// Returns `N`, the number of slots.
-    #[inline]
-    pub const fn capacity(&self) -> usize {
-        N
-    }
-
-    /// Returns the number of items in the queue (a snapshot: the producer may be running).
-    #[inline]
-    pub fn len(&self) -> usize {
-        self.queue.len()
-    }
-
-    /// Returns `true` if the queue held no item when looked at.
-    #[inline]
-    pub fn is_empty(&self) -> bool {
-        self.queue.is_empty()
-    }
-
     /// Moves the oldest item out of the queue, if there is one.
     #[inline]
     pub fn dequeue(&mut self) -> Option<T> {
@@ -752,33 +696,17 @@ impl<T, const N: usize> Consumer<'_, T, N> {
         // SAFETY: As in `dequeue`.
         unsafe { self.queue.dequeue_burst_with(n, take) }
     }
+}
 
+handle_common! {
+    Consumer, side: Cons, other: "producer",
     /// Reserves exactly `n` of the oldest items, or none, and lends them as a [`ReadChunk`] of
     /// up to two slices; they leave the queue (dropped in place) when the chunk is dropped.
     ///
     /// `Err(Empty)` if fewer than `n` items are present, `Err(TooLarge)` if `n` exceeds `N`.
     /// [`Producer::write_chunk`] has an example.
-    #[cfg(not(loom))]
-    #[inline]
-    pub fn read_chunk(&mut self, n: usize) -> Result<ReadChunk<'_, T>, Error> {
-        // SAFETY: As in `dequeue`; the chunk borrows `self` until it commits.
-        unsafe { self.queue.ring.read_chunk::<true>(n) }
-    }
-
+    fn read_chunk;
     /// Reserves up to `n` of the oldest items, as many as are present, and lends them as a
     /// [`ReadChunk`] (empty if the queue is). `Err(TooLarge)` if `n` exceeds `N`.
-    #[cfg(not(loom))]
-    #[inline]
-    pub fn read_chunk_burst(&mut self, n: usize) -> Result<ReadChunk<'_, T>, Error> {
-        // SAFETY: As in `read_chunk`.
-        unsafe { self.queue.ring.read_chunk::<false>(n) }
-    }
-}
-
-impl<T, const N: usize> fmt::Debug for Consumer<'_, T, N> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("Consumer")
-            .field("queue", self.queue)
-            .finish()
-    }
+    fn read_chunk_burst -> ReadChunk;
 }
