@@ -402,7 +402,6 @@ static inline unsigned long alf_ref_check(struct alf_ref_queue *q, void **objs,
 	return bad;
 }
 
-
 /*
  * The entry points of rust_alf_queue_bench's C reference, which its Rust side
  * declares (with their prototypes in rust_alf_queue_bench_ptr_ring.h): written

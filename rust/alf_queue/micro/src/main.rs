@@ -99,25 +99,38 @@ fn main() {
     });
     // Runs variant `vi` (the index into `names` below) for `loops` round trips of `n` elements,
     // `b` filled with the first `n` items beforehand, and returns the elements moved.
-    let mut run_variant = |vi: usize,
-                           n: usize,
-                           loops: usize,
-                           b: &mut Batch<Item, MAX_BULK>,
-                           items: &mut [Item]| {
-        b.clear();
-        b.fill_from(items[..n].iter().copied());
-        match vi {
-            0 => mpmc_single::<0>(&mpmc, &mut items[..n], loops),
-            1 => mpmc_bulk::<0>(&mpmc, b, n, loops),
-            // SAFETY: `cm` is a live C queue of `RING` slots used by this thread alone, empty
-            // after every complete run; `items` holds `n <= MAX_BULK < RING` pointers.
-            2 => unsafe { c_loop(rust_alf_queue_bench_cq_mpmc_run, cm, &mut items[..n], loops, 0) },
-            3 => spsc_single::<0>(&mut spsc, &mut items[..n], loops),
-            4 => spsc_bulk::<0>(&mut spsc, b, n, loops),
-            // SAFETY: As for variant 2, with `cs`.
-            _ => unsafe { c_loop(rust_alf_queue_bench_cq_spsc_run, cs, &mut items[..n], loops, 0) },
-        }
-    };
+    let mut run_variant =
+        |vi: usize, n: usize, loops: usize, b: &mut Batch<Item, MAX_BULK>, items: &mut [Item]| {
+            b.clear();
+            b.fill_from(items[..n].iter().copied());
+            match vi {
+                0 => mpmc_single::<0>(&mpmc, &mut items[..n], loops),
+                1 => mpmc_bulk::<0>(&mpmc, b, n, loops),
+                // SAFETY: `cm` is a live C queue of `RING` slots used by this thread alone, empty
+                // after every complete run; `items` holds `n <= MAX_BULK < RING` pointers.
+                2 => unsafe {
+                    c_loop(
+                        rust_alf_queue_bench_cq_mpmc_run,
+                        cm,
+                        &mut items[..n],
+                        loops,
+                        0,
+                    )
+                },
+                3 => spsc_single::<0>(&mut spsc, &mut items[..n], loops),
+                4 => spsc_bulk::<0>(&mut spsc, b, n, loops),
+                // SAFETY: As for variant 2, with `cs`.
+                _ => unsafe {
+                    c_loop(
+                        rust_alf_queue_bench_cq_spsc_run,
+                        cs,
+                        &mut items[..n],
+                        loops,
+                        0,
+                    )
+                },
+            }
+        };
     if let Some((vi, n)) = only {
         let loops = (elems / n).max(1);
         b.clear();
