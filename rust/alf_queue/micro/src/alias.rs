@@ -9,10 +9,11 @@
 //! cd rust/alf_queue/micro && cargo run --release -- alias [elems] [runs] [offsets]
 //! ```
 //!
-//! `offsets` are hexadecimal page offsets of the array (default `0,40,400,800,c00`). A store to
-//! the array followed by a load whose address has the same bits 0-11 (4K aliasing) is replayed
-//! on Intel cores; the table shows which loop pays for it at which offset. docs/benchmarks.md,
-//! "alf_queue in the kernel", says what the kernel benchmark does with it.
+//! `offsets` are hexadecimal page offsets of the array (default `0,40,400,800,c00`; `0x` may
+//! lead). A store to the array followed by a load whose address has the same bits 0-11 (4K
+//! aliasing) is replayed on Intel cores; the table shows which loop pays for it at which
+//! offset. docs/benchmarks.md, "alf_queue in the kernel", says what the kernel benchmark does
+//! with it.
 
 use crate::loops::{mpmc_single, mpmc_slice};
 use crate::{rust_alf_queue_bench_cq_mpmc_run, rust_alf_queue_bench_cq_new, Item, MAX_BULK, RING};
@@ -28,12 +29,17 @@ fn median(mut v: Vec<f64>) -> f64 {
 /// Runs the table; the arguments after `alias` are `[elems] [runs] [offsets]`.
 pub(crate) fn run() {
     let arg = |i: usize| std::env::args().nth(i + 1);
-    let elems: usize = arg(1).map_or(1 << 22, |s| s.parse().unwrap());
-    let runs: usize = arg(2).map_or(5, |s| s.parse().unwrap());
+    let elems: usize = arg(1).map_or(1 << 22, |s| s.parse().expect("elems: a number"));
+    let runs: usize = arg(2).map_or(5, |s| s.parse().expect("runs: a number"));
     let offsets: Vec<usize> = arg(3)
         .unwrap_or_else(|| "0,40,400,800,c00".into())
         .split(',')
-        .map(|s| usize::from_str_radix(s, 16).unwrap())
+        .map(|s| {
+            usize::from_str_radix(s.trim_start_matches("0x"), 16)
+                .ok()
+                .filter(|&o| o < 1 << 12)
+                .expect("offsets: comma-separated hexadecimal page offsets below 1000")
+        })
         .collect();
     let page = Layout::from_size_align(2 << 12, 1 << 12).unwrap();
     let qlayout = Layout::new::<MpmcQueue<Item, RING>>()
