@@ -495,8 +495,7 @@ impl<T, const N: usize> Ring<T, N> {
 /// the producer counts free slots from `N`, the consumer items from 0), what an all-or-nothing
 /// request that finds too few entries gets, and which way the items go. A type rather than a
 /// flag, as [`Way`] is, so that the operations have no branch on the side in them, not even one
-/// the compiler removes: the code each side compiles to is the code it would compile to written
-/// out on its own.
+/// the compiler removes.
 pub(crate) trait Side<T, const N: usize> {
     /// What an all-or-nothing request gets when there are too few entries: `Full` or `Empty`.
     const SHORT: Error;

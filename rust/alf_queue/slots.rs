@@ -531,8 +531,7 @@ impl<T, const N: usize> Slots<T, N> {
 /// Which way [`Slots::copy`] moves items: [`In`] or [`Out`].
 ///
 /// A type rather than a flag, so that the copy written once for both ways has no branch on the
-/// way in it, not even one the compiler removes: the code each way compiles to is the code it
-/// would compile to written out on its own.
+/// way in it, not even one the compiler removes.
 pub(crate) trait Way {
     /// Moves the item between `*buf` and the slot of index `idx`.
     ///
