@@ -59,3 +59,37 @@ pub(crate) fn placed<const P: usize>() {
         _ => {}
     }
 }
+
+/// Calls `f` from a frame `16 * S` bytes deeper in the stack than `deeper::<0>` does, so that
+/// the frames of everything `f` calls start at another offset in their page.
+///
+/// Code called from a timed loop keeps state on the stack (SLUB's bulk calls: the detached
+/// freelist, spilled registers) while it loads and stores data whose addresses each boot
+/// decides, and on x86 a load that matches an earlier store in bits 0-11 of its address waits
+/// on it (4K aliasing): one stack offset can collide with a boot's addresses where the next
+/// does not. A benchmark that runs its repetitions at several depths, as it runs them in
+/// several copies of its code, takes the offset out of its medians.
+// Not every sample that mounts this file runs at several depths.
+#[allow(dead_code)]
+#[inline(never)]
+pub(crate) fn deeper<const S: usize, R>(f: impl FnOnce() -> R) -> R {
+    let pad = core::mem::MaybeUninit::<[[u8; 16]; S]>::uninit();
+    // The pad stays in the frame: the compiler cannot see what `black_box` does with it.
+    core::hint::black_box(&pad);
+    f()
+}
+
+/// Evaluates `$body` from the frame of `deeper::<s>` (see [`deeper`]), for `s` below 4.
+#[allow(unused_macros)]
+macro_rules! at_depth {
+    ($s:expr, $body:expr) => {
+        match $s {
+            0 => deeper::<0, _>(|| $body),
+            1 => deeper::<1, _>(|| $body),
+            2 => deeper::<2, _>(|| $body),
+            _ => deeper::<3, _>(|| $body),
+        }
+    };
+}
+#[allow(unused_imports)]
+pub(crate) use at_depth;

@@ -29,7 +29,9 @@
 //! on one array than on another. So each variant's loop is compiled [`CODE_PLACEMENTS`] times,
 //! each copy a function of its own at its own address (`bench_placement.rs`), and the arrays
 //! the loops keep their objects in start at one of [`DATA_PLACEMENTS`] places in their
-//! allocations, [`PLACEMENT_STRIDE`] bytes apart; repetition `r` runs every variant in the copy
+//! allocations, [`PLACEMENT_STRIDE`] bytes apart, with the timed loop called from a frame 16
+//! bytes deeper in the stack at each place (`placement::deeper`: SLUB's state on the stack
+//! meets the boot's addresses at another offset); repetition `r` runs every variant in the copy
 //! and on the place that [`placement`] gives, and a cell's median is taken over all of them.
 //! `raw_single`, `raw_bulk` and `ours_bulk` use one array of pointers, allocated once for the
 //! module; `ours_single`'s array of `Option<Obj>` is allocated for each run (its `Obj`s borrow the
@@ -59,7 +61,7 @@ mod bench;
 mod placement;
 
 use bench::{MAX_OBJS, MAX_RUNS};
-use placement::{in_copy, placed, CODE_PLACEMENTS};
+use placement::{at_depth, deeper, in_copy, placed, CODE_PLACEMENTS};
 
 bench::sample_module! {
     type: SlabBulkBench,
@@ -70,7 +72,8 @@ bench::sample_module! {
 /// The largest bulk size, as in `slab_bulk_test01`'s table.
 const MAX_BULK: usize = 4096;
 
-/// How many places the arrays of the timed loops start at; see the module docs.
+/// How many places the arrays of the timed loops start at, each with its depth of the stack
+/// (`at_depth!` has as many); see the module docs.
 const DATA_PLACEMENTS: usize = 4;
 
 /// How far apart the places are: 17 cache lines, so that each starts at another offset in its
@@ -392,14 +395,17 @@ fn measure(
     let copy = at.code;
     let r = bench::time((loops * n) as u64, || {
         let run = &mut run;
-        failed = match variant {
-            Variant::RawSingle => in_copy!(copy, raw_single(run, loops)),
-            Variant::RawBulk => in_copy!(copy, raw_bulk(run, loops)),
-            Variant::OursSingle => in_copy!(copy, ours_single(run, loops)),
-            Variant::OursBulk => in_copy!(copy, ours_bulk(run, loops)),
-            Variant::OursBatch => in_copy!(copy, ours_batch(run, loops)),
-            Variant::BoxSingle => in_copy!(copy, box_single(run, loops)),
-        }
+        failed = at_depth!(
+            at.data,
+            match variant {
+                Variant::RawSingle => in_copy!(copy, raw_single(run, loops)),
+                Variant::RawBulk => in_copy!(copy, raw_bulk(run, loops)),
+                Variant::OursSingle => in_copy!(copy, ours_single(run, loops)),
+                Variant::OursBulk => in_copy!(copy, ours_bulk(run, loops)),
+                Variant::OursBatch => in_copy!(copy, ours_batch(run, loops)),
+                Variant::BoxSingle => in_copy!(copy, box_single(run, loops)),
+            }
+        );
     });
     // The batch lives in `slot`, which does not drop it: it is empty after every variant.
     if failed != 0 {
