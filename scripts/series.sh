@@ -302,12 +302,14 @@ identity() {
 	# A shared lock on the tree, as scripts/kernel.sh takes: scripts/tree.sh cannot change it.
 	exec 9>"$(dirname "$TREE")/.tree-$KVER.lock"
 	flock -s 9
-	list() { (cd "$1" && find . -path ./.git -prune -o ! -type d -print | sed 's|^\./||' |
-		grep -vxE '\.project-(stamp|files)' | sort); }
+	# Python's bytecode caches (__pycache__/, written into the overlay tree when make test runs
+	# kunit.py there) are not the tree's content.
+	list() { (cd "$1" && find . -path ./.git -prune -o -name __pycache__ -prune -o ! -type d -print |
+		sed 's|^\./||' | grep -vxE '\.project-(stamp|files)' | sort); }
 	only_tree=$(comm -23 <(list "$TREE") <(list "$repo"))
 	only_series=$(comm -13 <(list "$TREE") <(list "$repo"))
-	differ=$(diff -rq --no-dereference -x .git -x .project-stamp -x .project-files "$TREE" "$repo" |
-		grep -v '^Only in ' || true)
+	differ=$(diff -rq --no-dereference -x .git -x .project-stamp -x .project-files -x __pycache__ \
+		"$TREE" "$repo" | grep -v '^Only in ' || true)
 	[ -z "$only_series" ] || die "$KVER: only the series has:
 $only_series"
 	[ -z "$differ" ] || die "$KVER: the series and the overlay tree differ:
