@@ -13,7 +13,7 @@
 # without a rebuild; their names, bounds and defaults are each module's bench::module_params!
 # block (samples/rust/), and a name the module does not have is refused too:
 #   SLAB_BULK_ARGS       for rust_slab_bulk_bench in UML  (e.g. "bulk=1,8,16 runs=9")
-#   SLAB_BULK_QEMU_ARGS  the same in QEMU (TCG is ~10x slower: fewer objects by default)
+#   SLAB_BULK_QEMU_ARGS  the same in QEMU (TCG is ~10x slower: fewer objects, no stack sweep)
 #   ALF_QUEUE_ARGS       for rust_alf_queue_bench in UML  (e.g. "bulk=8,16 elems=1000000 runs=21")
 #   ALF_QUEUE_QEMU_ARGS  the same in QEMU
 #   QMEMPOOL_ARGS        for rust_qmempool_bench in UML  (e.g. "outstanding=1,256 runs=11")
@@ -45,7 +45,7 @@ FWD_STATS_RUNS=${FWD_STATS_RUNS:-2}
 BENCH_FWD=${BENCH_FWD:-1}
 BENCH_BOOTS=${BENCH_BOOTS:-3}
 SLAB_BULK_ARGS=${SLAB_BULK_ARGS:-}
-SLAB_BULK_QEMU_ARGS=${SLAB_BULK_QEMU_ARGS:-objs=65536 runs=5}
+SLAB_BULK_QEMU_ARGS=${SLAB_BULK_QEMU_ARGS:-objs=65536 runs=5 stack_sweep=0}
 ALF_QUEUE_ARGS=${ALF_QUEUE_ARGS:-}
 ALF_QUEUE_QEMU_ARGS=${ALF_QUEUE_QEMU_ARGS:-elems=262144 runs=5}
 QMEMPOOL_ARGS=${QMEMPOOL_ARGS:-}
@@ -140,7 +140,7 @@ collect() {
 pick_cpu() {
 	local cpu best="" best_cost="" plan=$runs/probe-plan.sh probes=""
 	cat >"$plan" <<-EOF
-		load $G_BUILD/um-bench/samples/rust/rust_slab_bulk_bench.ko bulk=16 objs=262144 runs=3
+		load $G_BUILD/um-bench/samples/rust/rust_slab_bulk_bench.ko bulk=16 objs=262144 runs=3 stack_sweep=0
 		unload rust_slab_bulk_bench
 	EOF
 	for cpu in $(allowed_cpus); do

@@ -48,6 +48,16 @@ PLACEMENT = re.compile(
     r"rfl_bench: placement bench=(?P<bench>\S+) bulk=(?P<bulk>\d+) run=(?P<run>\d+) "
     r"data=(?P<data>\d+) code=(?P<code>\d+)"
 )
+# The slab benchmark's stack sweep (`stack_sweep` in its module): a C loop's and ours' median
+# TSC cycles, from a frame at one page offset, and how many offsets a bulk size reached.
+STACK = re.compile(
+    r"rfl_bench: stack bench=(?P<bench>\S+) bulk=(?P<bulk>\d+) frame=(?P<frame>0x[0-9a-f]+) "
+    r"objs=(?P<objs>\d+) (?P<c>\w+)=(?P<c_tsc>\d+) (?P<ours>\w+)=(?P<ours_tsc>\d+)"
+)
+STACK_COVERED = re.compile(
+    r"rfl_bench: stack bench=(?P<bench>\S+) bulk=(?P<bulk>\d+) covered=(?P<covered>\d+)")
+# Where ours/C at one offset of the stack sweep counts as off the others, either way.
+STACK_OFF = 1.10
 # A timed run must last this long for ktime (and the TSC rate derived from it) to mean anything.
 MIN_RUN_NS = 1_000_000
 INIT = re.compile(r"rfl_guest: init up: (?P<release>\S+)")
@@ -147,9 +157,18 @@ def parse(log, boot=1):
     """One boot's log: its timed runs (each tagged with `boot`), its environment, and each
     benchmark's variants in the module's order."""
     runs, env, places, variants = [], {}, {}, {}
+    stack, covered = {}, {}
     with open(log, errors="replace") as f:
         for line in f:
-            if m := VARIANTS.search(line):
+            if m := STACK.search(line):
+                # (UML's console prints every line twice: keyed, each counts once.)
+                objs = int(m["objs"])
+                key = (m["bench"], int(m["bulk"]), m["c"], m["ours"])
+                stack.setdefault(key, {})[int(m["frame"], 16)] = (
+                    int(m["c_tsc"]) / objs, int(m["ours_tsc"]) / objs)
+            elif m := STACK_COVERED.search(line):
+                covered[(m["bench"], int(m["bulk"]))] = int(m["covered"])
+            elif m := VARIANTS.search(line):
                 variants[m["bench"]] = m["names"].split(",")
             elif m := PLACEMENT.search(line):
                 places[(m["bench"], int(m["bulk"]), int(m["run"]))] = (int(m["data"]), int(m["code"]))
@@ -189,6 +208,15 @@ def parse(log, boot=1):
                              - set(variants[bench])):
             sys.exit(f"collect.py: {log}: {bench} variant(s) {', '.join(unknown)} not in its "
                      "variants line")
+    sweeps = []
+    for (bench, bulk, c, ours), frames in sorted(stack.items()):
+        if covered.get((bench, bulk)) != len(frames):
+            sys.exit(f"collect.py: {log}: the stack sweep of {bench} at {bulk} printed "
+                     f"{len(frames)} offsets for {c}/{ours} and says it covered "
+                     f"{covered.get((bench, bulk), 'none (no covered= line)')}")
+        sweeps.append({"bench": bench, "boot": boot, "bulk": bulk, "c": c, "ours": ours,
+                       "frames": {f"{k:#05x}": v for k, v in sorted(frames.items())}})
+    env["stack"] = sweeps
     return runs, env, variants
 
 
@@ -242,6 +270,43 @@ def placement_table(bench, places, order):
                 ratio, b, med = worst
                 row += [f"{ratio:.3f}", str(b), " / ".join(f"{m:.2f}" for m in med.values())]
         out.append("| " + " | ".join(row) + " |")
+    return "\n".join(out) + "\n"
+
+
+def stack_table(sweeps):
+    """The stack sweep's offsets, a row per boot, bulk size and pair of loops."""
+    if not sweeps:
+        return ""
+    out = [
+        "",
+        "Stack offsets: after its table, each boot timed the pairs below from a frame at every "
+        "16-byte offset of a page (the module's `stack_sweep`: one cache, the first copy of the "
+        "code and set of data, the median of its runs at each offset). Per row, over the offsets: the "
+        "C loop's and ours' cycles per object, ours/C at each offset (median, min-max), and the "
+        f"offsets where ours/C is above {STACK_OFF:.2f} or below {1 / STACK_OFF:.2f}:",
+        "",
+        "| boot | bulk | pair | offsets | C cycles | ours cycles | ours/C | "
+        f"above {STACK_OFF:.2f} at | below {1 / STACK_OFF:.2f} at |",
+        "|---|---|---|---|---|---|---|---|---|",
+    ]
+
+    def offs(items):
+        shown = ", ".join(f"{f} ({r:.2f})" for f, r in items[:6])
+        return shown + (f", {len(items) - 6} more" if len(items) > 6 else "")
+
+    for s in sweeps:
+        fr = s["frames"]
+        ratio = {f: o / c for f, (c, o) in fr.items()}
+        slow = sorted(((f, r) for f, r in ratio.items() if r > STACK_OFF), key=lambda x: -x[1])
+        fast = sorted(((f, r) for f, r in ratio.items() if r < 1 / STACK_OFF), key=lambda x: x[1])
+        cs, os_, rs = ([v[0] for v in fr.values()], [v[1] for v in fr.values()],
+                       list(ratio.values()))
+        out.append(
+            f"| {s['boot']} | {s['bulk']} | {s['ours']}/{s['c']} | {len(fr)} "
+            f"| {statistics.median(cs):.2f} ({min(cs):.2f}-{max(cs):.2f}) "
+            f"| {statistics.median(os_):.2f} ({min(os_):.2f}-{max(os_):.2f}) "
+            f"| {statistics.median(rs):.3f} ({min(rs):.2f}-{max(rs):.2f}) "
+            f"| {offs(slow)} | {offs(fast)} |")
     return "\n".join(out) + "\n"
 
 
@@ -458,9 +523,10 @@ def main():
     if not (a.log and a.where and a.kernel and a.config and a.out):
         ap.error("LOG, --where, --kernel, --config and --out are required")
 
-    runs, env, variants = [], {}, {}
+    runs, env, variants, sweeps = [], {}, {}, []
     for boot, log in enumerate(a.log, 1):
         r, e, v = parse(log, boot)
+        sweeps += e.pop("stack")
         if not r:
             sys.exit(f"collect.py: no rfl_bench lines in {log}")
         if env and e.get("kernel") != env.get("kernel"):
@@ -504,6 +570,9 @@ def main():
                 if k[0] == bench
             ],
         }
+        mine_sweeps = [s for s in sweeps if s["bench"] == bench]
+        if mine_sweeps:
+            doc["stack"] = mine_sweeps
         if places:
             doc["placements"] = [
                 {"variant": v, "bulk": b, "code": c["code"], "data": c["data"]}
@@ -512,7 +581,7 @@ def main():
         with open(f"{base}.json", "w") as f:
             json.dump(doc, f, indent=1)
         md = table(bench, mine, ratios, variants[bench]) + placement_table(
-            bench, places, variants[bench])
+            bench, places, variants[bench]) + stack_table(mine_sweeps)
         with open(f"{base}.md", "w") as f:
             f.write(md)
         plot(bench, mine, f"{base}.png", variants[bench])

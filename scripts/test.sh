@@ -98,6 +98,25 @@ bench_smoke() {
 	fi
 }
 
+# The slab benchmark's stack sweep: for each of its sizes, a covered= line saying that it reached
+# every 16-byte offset of a page (256), and a line per offset and pair of loops (2) for each.
+stack_sweep_smoke() {
+	local b covered lines bad=
+	for b in 8 16; do
+		covered=$(tr -d '\r' <"$klogs/qemu.log" |
+			sed -n "s/.*rfl_bench: stack bench=slab_bulk bulk=$b covered=\([0-9]*\).*/\1/p" | head -1)
+		lines=$(tr -d '\r' <"$klogs/qemu.log" |
+			sed -n "s/.*rfl_bench: stack bench=slab_bulk bulk=$b \(frame=0x[0-9a-f]*\) objs=[0-9]* \([a-z_]*\)=.*/\1 \2/p" |
+			sort -u | wc -l)
+		[ "${covered:-0}" = 256 ] && [ "$lines" = 512 ] || bad="$bad bulk=$b: covered=${covered:-none}, $lines lines;"
+	done
+	if [ -z "$bad" ]; then
+		count "slab_bulk stack sweep, every offset of a page (QEMU)" 1 0
+	else
+		count "slab_bulk stack sweep (QEMU):$bad want covered=256 and 512 lines" 0 1
+	fi
+}
+
 # verdict_line NAME PATTERN LOG: one test, passed if LOG's first line matching PATTERN says PASS.
 verdict_line() {
 	local line
@@ -447,7 +466,7 @@ kernel_qemu_tests() {
 		plan=$(mktemp)
 		for m in $(bench_modules); do echo "load /modules/$m.ko $(refusal_args "$m")"; done >"$plan"
 		cat >>"$plan" <<-'EOF'
-		load /modules/rust_slab_bulk_bench.ko bulk=1,16,64 objs=4096 runs=2
+		load /modules/rust_slab_bulk_bench.ko bulk=1,16,64 objs=4096 runs=2 stack_sweep=16
 		unload rust_slab_bulk_bench
 		load /modules/rust_slab_bulk_driver.ko
 		unload rust_slab_bulk_driver
@@ -474,6 +493,7 @@ kernel_qemu_tests() {
 			module_refusals "$klogs/qemu.log"
 			# The benchmark samples as smoke tests: loaded, one line per variant, size and run, done.
 			bench_smoke slab_bulk rust_slab_bulk_bench
+			stack_sweep_smoke
 			# A driver keeping objects of a module-lifetime cache across calls: its verdict,
 			# printed at unload once the last requests are freed and the counts checked (a FAIL
 			# line, at load or unload, or no line, fails).

@@ -79,6 +79,25 @@ pub(crate) fn deeper<const S: usize, R>(f: impl FnOnce() -> R) -> R {
     f()
 }
 
+/// Calls `f` from `levels` frames of this function deeper in the stack than `descend(0, f)`
+/// does.
+///
+/// One level is one frame of this function, whose size is the compiler's choice (32 bytes on
+/// x86_64 with frame pointers); a caller that needs to know where `f` runs takes the address of
+/// a local in `f`. With [`at_depth!`] around it, whose depths are 16 bytes apart, it reaches
+/// every 16-byte offset of a page as long as a level is at most 64 bytes.
+// Not every sample that mounts this file sweeps the stack.
+#[allow(dead_code)]
+#[inline(never)]
+pub(crate) fn descend<R>(levels: usize, f: &mut dyn FnMut() -> R) -> R {
+    if levels == 0 {
+        return f();
+    }
+    let r = descend(levels - 1, f);
+    // Not a tail call: this frame stays below its caller's while `f` runs.
+    core::hint::black_box(r)
+}
+
 /// Evaluates `$body` from the frame of `deeper::<s>` (see [`deeper`]), for `s` below 4.
 #[allow(unused_macros)]
 macro_rules! at_depth {

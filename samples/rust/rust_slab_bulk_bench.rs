@@ -61,7 +61,7 @@ mod bench;
 mod placement;
 
 use bench::{MAX_OBJS, MAX_RUNS};
-use placement::{at_depth, deeper, in_copy, placed, CODE_PLACEMENTS};
+use placement::{at_depth, deeper, descend, in_copy, placed, CODE_PLACEMENTS};
 
 bench::sample_module! {
     type: SlabBulkBench,
@@ -133,6 +133,11 @@ bench::module_params! {
     /// 1 to create the cache anew for every timed run and destroy it after, as the C original
     /// does, 0 to keep one cache for the whole sweep.
     fresh: uint 0..=1 = 1;
+    /// Objects per timed run of the stack sweep, which times the bulk and the single pair
+    /// (`raw_bulk` and `ours_bulk`, `raw_single` and `ours_single`) after the table, at 8 and
+    /// 16 objects, from a frame at every 16-byte offset of a page ([`stack_sweep`]); 0 leaves
+    /// the sweep out.
+    stack_sweep: uint 0..=MAX_OBJS = 1 << 18;
 }
 
 bench::variants! {
@@ -337,6 +342,28 @@ fn ours_batch<const P: usize>(run: &mut Run<'_, '_>, loops: usize) -> usize {
     failed
 }
 
+/// Runs copy `copy` of `variant`'s timed loop; returns the number of allocations that failed.
+#[inline(always)]
+fn run_loop(variant: Variant, copy: usize, run: &mut Run<'_, '_>, loops: usize) -> usize {
+    match variant {
+        Variant::RawSingle => in_copy!(copy, raw_single(run, loops)),
+        Variant::RawBulk => in_copy!(copy, raw_bulk(run, loops)),
+        Variant::OursSingle => in_copy!(copy, ours_single(run, loops)),
+        Variant::OursBulk => in_copy!(copy, ours_bulk(run, loops)),
+        Variant::OursBatch => in_copy!(copy, ours_batch(run, loops)),
+        Variant::BoxSingle => in_copy!(copy, box_single(run, loops)),
+    }
+}
+
+/// The GFP flags of the timed runs, in both forms, as parameter `atomic` says.
+fn gfp_flags(p: &Params) -> (kernel::alloc::Flags, bindings::gfp_t) {
+    if p.atomic != 0 {
+        (GFP_ATOMIC, bindings::GFP_ATOMIC)
+    } else {
+        (GFP_KERNEL, bindings::GFP_KERNEL)
+    }
+}
+
 /// The arrays of the timed loops, allocated once, with room for `MAX_BULK` entries at every
 /// place.
 struct Arrays {
@@ -350,6 +377,56 @@ struct Placement {
     code: usize,
 }
 
+/// Calls `body` with a timed run's setting: `cache`, the arrays at place `data` with `n`
+/// entries each, a new empty batch and the GFP flags of `p`.
+fn with_run<R>(
+    p: &Params,
+    cache: &Cache<Object>,
+    arrays: &mut Arrays,
+    data: usize,
+    n: usize,
+    body: impl FnOnce(&mut Run<'_, '_>) -> Result<R>,
+) -> Result<R> {
+    let mut slot = KBox::<Batch<'_>>::new_uninit(GFP_KERNEL)?;
+    let mut objs = KVec::<Single<'_>>::with_capacity(SINGLE_ARRAY, GFP_KERNEL)?;
+    for _ in 0..SINGLE_ARRAY {
+        objs.push(None, GFP_KERNEL)?;
+    }
+    // 8-byte entries: half of its room goes unused, and its places are those of `objs`.
+    let mut boxes = KVec::<Boxed>::with_capacity(SINGLE_ARRAY, GFP_KERNEL)?;
+    for _ in 0..SINGLE_ARRAY {
+        boxes.push(None, GFP_KERNEL)?;
+    }
+    // The first entry at place `data`, in the array of pointers and in `objs`.
+    let (first, first_single) = (data * PLACEMENT_STRIDE / 8, data * PLACEMENT_STRIDE / 16);
+    let (flags, gfp) = gfp_flags(p);
+    // The batch lives in `slot`, which does not drop it: it is empty after every variant.
+    body(&mut Run {
+        cache,
+        ptrs: &mut arrays.ptrs[first..first + n],
+        objs: &mut objs[first_single..first_single + n],
+        boxes: &mut boxes[first_single..first_single + n],
+        batch: ObjArray::init_in_place(&mut slot, cache.uninit()),
+        flags,
+        gfp,
+    })
+}
+
+/// Fails a run in which `failed` of `objs` allocations of `variant` failed.
+fn check_failed(variant: Variant, n: usize, failed: usize, objs: usize) -> Result {
+    if failed != 0 {
+        pr_err!(
+            "rust_slab_bulk_bench: FAIL {} bulk={}: {} of {} allocations failed\n",
+            variant.name(),
+            n,
+            failed,
+            objs
+        );
+        return Err(ENOMEM);
+    }
+    Ok(())
+}
+
 /// Times `loops` rounds of `n` objects the way `variant` says, in `cache`, on the arrays at
 /// place `at.data` and in copy `at.code` of the code.
 fn measure(
@@ -361,64 +438,141 @@ fn measure(
     n: usize,
     loops: usize,
 ) -> Result<bench::Run> {
-    let mut slot = KBox::<Batch<'_>>::new_uninit(GFP_KERNEL)?;
-    let mut objs = KVec::<Single<'_>>::with_capacity(SINGLE_ARRAY, GFP_KERNEL)?;
-    for _ in 0..SINGLE_ARRAY {
-        objs.push(None, GFP_KERNEL)?;
-    }
-    // 8-byte entries: half of its room goes unused, and its places are those of `objs`.
-    let mut boxes = KVec::<Boxed>::with_capacity(SINGLE_ARRAY, GFP_KERNEL)?;
-    for _ in 0..SINGLE_ARRAY {
-        boxes.push(None, GFP_KERNEL)?;
-    }
-    // The first entry at place `at.data`, in the array of pointers and in `objs`.
-    let (first, first_single) = (
-        at.data * PLACEMENT_STRIDE / 8,
-        at.data * PLACEMENT_STRIDE / 16,
-    );
-    let (flags, gfp) = if p.atomic != 0 {
-        (GFP_ATOMIC, bindings::GFP_ATOMIC)
-    } else {
-        (GFP_KERNEL, bindings::GFP_KERNEL)
-    };
-    let mut run = Run {
-        cache,
-        ptrs: &mut arrays.ptrs[first..first + n],
-        objs: &mut objs[first_single..first_single + n],
-        boxes: &mut boxes[first_single..first_single + n],
-        batch: ObjArray::init_in_place(&mut slot, cache.uninit()),
-        flags,
-        gfp,
-    };
-    let mut failed = 0;
-    bench::pause();
-    let copy = at.code;
-    let r = bench::time((loops * n) as u64, || {
-        let run = &mut run;
-        failed = at_depth!(
-            at.data,
-            match variant {
-                Variant::RawSingle => in_copy!(copy, raw_single(run, loops)),
-                Variant::RawBulk => in_copy!(copy, raw_bulk(run, loops)),
-                Variant::OursSingle => in_copy!(copy, ours_single(run, loops)),
-                Variant::OursBulk => in_copy!(copy, ours_bulk(run, loops)),
-                Variant::OursBatch => in_copy!(copy, ours_batch(run, loops)),
-                Variant::BoxSingle => in_copy!(copy, box_single(run, loops)),
+    with_run(p, cache, arrays, at.data, n, |run| {
+        let mut failed = 0;
+        bench::pause();
+        let r = bench::time((loops * n) as u64, || {
+            failed = at_depth!(at.data, run_loop(variant, at.code, run, loops));
+        });
+        check_failed(variant, n, failed, loops * n)?;
+        Ok(r)
+    })
+}
+
+/// The bulk sizes of the stack sweep: the cells that some boots slowed (docs/benchmarks.md,
+/// "Placement").
+const STACK_SWEEP_BULKS: [usize; 2] = [8, 16];
+
+/// The pairs the stack sweep times: the C loop, then ours.
+const STACK_SWEEP_PAIRS: [(Variant, Variant); 2] = [
+    (Variant::RawBulk, Variant::OursBulk),
+    (Variant::RawSingle, Variant::OursSingle),
+];
+
+/// Repetitions of each loop at each offset of the sweep; a line gives their median.
+const STACK_SWEEP_RUNS: usize = 3;
+
+/// The offsets of a page that the sweep visits, 16 bytes apart (the stack's alignment at a call).
+const STACK_SWEEP_OFFSETS: usize = 4096 / 16;
+
+/// How far below its first frame the sweep may go: a page and the largest step between two
+/// frames that still reaches every offset (`descend`).
+const STACK_SWEEP_DEPTH: usize = 4096 + 64;
+
+/// The stack sweep: for each size of [`STACK_SWEEP_BULKS`], the loops of each pair of
+/// [`STACK_SWEEP_PAIRS`] called from a frame at every 16-byte offset of a page, in one cache,
+/// on place 0 of the data and in copy 0 of the code, parameter `stack_sweep`'s count of objects
+/// per timed run.
+///
+/// A loop's cost can depend on where its stack frame sits against the addresses of a boot: on
+/// x86 a load that matches an earlier store in bits 0-11 of its address waits for it (4K
+/// aliasing), and SLUB keeps state on the stack while it loads and stores the objects, the
+/// array and its per-CPU structure. The four depths of the table sample four offsets; this
+/// tries all of them. It prints a line per size, pair and offset:
+///
+/// ```text
+/// rfl_bench: stack bench=slab_bulk bulk=8 frame=0x7a0 objs=262144 raw_bulk=3145728 ours_bulk=3150000
+/// ```
+///
+/// `frame` is the page offset of the frame that calls the loops, and each loop's figure the
+/// median of its [`STACK_SWEEP_RUNS`] timed runs in TSC cycles; and, per size, how many of the
+/// [`STACK_SWEEP_OFFSETS`] offsets it reached (`covered=`).
+fn stack_sweep(p: &Params, cache: &Cache<Object>, arrays: &mut Arrays) -> Result {
+    for n in STACK_SWEEP_BULKS {
+        let loops = (p.stack_sweep as usize / n).max(1);
+        with_run(p, cache, arrays, 0, n, |run| {
+            let mut seen = [false; STACK_SWEEP_OFFSETS];
+            let mut first = None;
+            let mut level = 0;
+            'levels: loop {
+                for depth in 0..DATA_PLACEMENTS {
+                    let mut at_frame = || sweep_frame(run, n, loops, &mut first, &mut seen);
+                    if !at_depth!(depth, descend(level, &mut at_frame))? {
+                        break 'levels;
+                    }
+                }
+                level += 1;
             }
-        );
-    });
-    // The batch lives in `slot`, which does not drop it: it is empty after every variant.
-    if failed != 0 {
-        pr_err!(
-            "rust_slab_bulk_bench: FAIL {} bulk={}: {} of {} allocations failed\n",
-            variant.name(),
-            n,
-            failed,
-            loops * n
-        );
-        return Err(ENOMEM);
+            let covered = seen.iter().filter(|&&s| s).count();
+            pr_info!(
+                "rfl_bench: stack bench=slab_bulk bulk={} covered={}\n",
+                n,
+                covered
+            );
+            Ok(())
+        })?;
     }
-    Ok(r)
+    Ok(())
+}
+
+/// The address of a local of the caller's frame (inlined into it).
+#[inline(always)]
+fn stack_address() -> usize {
+    let here = 0u8;
+    ptr::from_ref(core::hint::black_box(&here)) as usize
+}
+
+/// One offset of [`stack_sweep`]: times the pairs from this frame, unless its offset was seen
+/// (`seen`) or it is more than [`STACK_SWEEP_DEPTH`] bytes below the sweep's first frame
+/// (`first`, set by the first call). Returns whether the sweep goes deeper.
+#[inline(never)]
+fn sweep_frame(
+    run: &mut Run<'_, '_>,
+    n: usize,
+    loops: usize,
+    first: &mut Option<usize>,
+    seen: &mut [bool; STACK_SWEEP_OFFSETS],
+) -> Result<bool> {
+    let here = stack_address();
+    if first.get_or_insert(here).wrapping_sub(here) > STACK_SWEEP_DEPTH {
+        return Ok(false);
+    }
+    let offset = here % 4096 / 16;
+    if mem::replace(&mut seen[offset], true) {
+        return Ok(true);
+    }
+    for (c, ours) in STACK_SWEEP_PAIRS {
+        let mut tsc = [[0u64; STACK_SWEEP_RUNS]; 2];
+        for rep in 0..STACK_SWEEP_RUNS {
+            // Each repetition starts with the other loop of the pair.
+            for j in 0..2 {
+                let side = (j + rep) % 2;
+                let variant = if side == 0 { c } else { ours };
+                let mut failed = 0;
+                bench::pause();
+                let r = bench::time((loops * n) as u64, || {
+                    failed = run_loop(variant, 0, run, loops);
+                });
+                check_failed(variant, n, failed, loops * n)?;
+                tsc[side][rep] = r.tsc;
+            }
+        }
+        let [c_tsc, ours_tsc] = tsc.map(|mut t| {
+            t.sort_unstable();
+            t[STACK_SWEEP_RUNS / 2]
+        });
+        pr_info!(
+            "rfl_bench: stack bench=slab_bulk bulk={} frame={:#05x} objs={} {}={} {}={}\n",
+            n,
+            offset * 16,
+            loops * n,
+            c.name(),
+            c_tsc,
+            ours.name(),
+            ours_tsc
+        );
+    }
+    Ok(true)
 }
 
 impl kernel::Module for SlabBulkBench {
@@ -491,6 +645,17 @@ impl kernel::Module for SlabBulkBench {
                     }
                 }
             }
+        }
+        if p.stack_sweep != 0 {
+            let fresh;
+            let cache = match &shared {
+                Some(cache) => cache,
+                None => {
+                    fresh = new_cache()?;
+                    &fresh
+                }
+            };
+            stack_sweep(&p, cache, &mut arrays)?;
         }
         bench::done("slab_bulk");
         Ok(SlabBulkBench { _boxes: boxes })
