@@ -147,7 +147,12 @@ pick_cpu() {
 		RFL_TASKSET="taskset -c $cpu" "$PROJECT/scripts/uml-run.sh" "$KVER" um-bench "$plan" \
 			"$runs/probe-$KVER-$cpu.log" || continue
 		cost=$(sed -n 's/.*variant=raw_bulk bulk=16 run=[0-9]* objs=\([0-9]*\) tsc=\([0-9]*\).*/\2 \1/p' \
-			"$runs/probe-$KVER-$cpu.log" | awk '{ print $1 / $2 }' | sort -n | awk '{ a[NR] = $1 } END { print a[int((NR + 1) / 2)] }')
+			"$runs/probe-$KVER-$cpu.log" | awk '{ print $1 / $2 }' | sort -n | awk '{ a[NR] = $1 } END { if (NR) print a[int((NR + 1) / 2)] }')
+		if [ -z "$cost" ]; then
+			grep -a 'rfl_guest: insmod failed' "$runs/probe-$KVER-$cpu.log" >&2 || true
+			log "host CPU $cpu: the probe printed no figure, CPU left out (log: $runs/probe-$KVER-$cpu.log)"
+			continue
+		fi
 		log "host CPU $cpu: C bulk-16 alloc+free $cost cycles per object"
 		probes="$probes cpu$cpu=$cost"
 		if [ -z "$best" ] || awk -v a="$cost" -v b="$best_cost" 'BEGIN { exit !(a < b) }'; then

@@ -73,8 +73,10 @@ kmemleak_report() {
 say "init up: $(uname -r) $(grep -c ^processor /proc/cpuinfo) cpu(s)"
 say "cpu $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//')"
 if [ -n "$rfl_plan" ] && [ -f "$rfl_plan" ]; then
-	# shellcheck source=/dev/null # the plan the host wrote: scripts/guest/*.sh and its own lines
-	. "$rfl_plan"
+	# The plan the host wrote: scripts/guest/*.sh and its own lines. Read whole with cat, not
+	# sourced with `.`: 6.12's UML, sourcing a one-line plan here, has run it without its
+	# module's path for some lines (`load bulk=16 ...`, seen with set -x), which cat reads whole.
+	eval "$(cat "$rfl_plan")"
 else
 	say "no plan (rfl_plan=$rfl_plan)"
 fi
