@@ -35,7 +35,9 @@
 //! and on the place that [`placement`] gives, and a cell's median is taken over all of them.
 //! `raw_single`, `raw_bulk` and `ours_bulk` use one array of pointers, allocated once for the
 //! module; `ours_single`'s array of `Option<Obj>` is allocated for each run (its `Obj`s borrow the
-//! run's cache); `ours_batch`'s array is inside its batch and does not move.
+//! run's cache); `ours_batch`'s array is inside its batch and does not move. After the table, the
+//! module times the bulk and the single pair from every 16-byte offset of a stack page
+//! ([`stack_sweep`]), which tells whether a boot's figures depend on where the frames sit.
 //!
 //! Its parameters (`insmod rust_slab_bulk_bench.ko bulk=1,8,16 objs=1000000 runs=5`), their
 //! bounds and defaults are the `bench::module_params!` block below; a value out of its bounds
