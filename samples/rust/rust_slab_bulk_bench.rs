@@ -577,6 +577,22 @@ fn sweep_frame(
     Ok(true)
 }
 
+/// Calls `f` with the `shared` cache, or, if there is none, with a new one from `new_cache`
+/// that is destroyed after it.
+fn with_cache<R>(
+    shared: &Option<KmemCache<Object>>,
+    new_cache: &impl Fn() -> Result<KmemCache<Object>>,
+    f: impl FnOnce(&Cache<Object>) -> Result<R>,
+) -> Result<R> {
+    match shared {
+        Some(cache) => f(cache),
+        None => {
+            let fresh = new_cache()?;
+            f(&fresh)
+        }
+    }
+}
+
 impl kernel::Module for SlabBulkBench {
     fn init(_module: &'static ThisModule) -> Result<Self> {
         let p = Params::read()?;
@@ -632,15 +648,9 @@ impl kernel::Module for SlabBulkBench {
                     // variant's frees) cannot pass for its cost.
                     for j in 0..Variant::ALL.len() {
                         let variant = Variant::ALL[(j + run as usize) % Variant::ALL.len()];
-                        let fresh;
-                        let cache = match &shared {
-                            Some(cache) => cache,
-                            None => {
-                                fresh = new_cache()?;
-                                &fresh
-                            }
-                        };
-                        let r = measure(&p, cache, &mut arrays, variant, at, n, loops)?;
+                        let r = with_cache(&shared, &new_cache, |cache| {
+                            measure(&p, cache, &mut arrays, variant, at, n, loops)
+                        })?;
                         if run > 0 {
                             bench::report("slab_bulk", variant.name(), n, run, &r);
                         }
@@ -649,15 +659,9 @@ impl kernel::Module for SlabBulkBench {
             }
         }
         if p.stack_sweep != 0 {
-            let fresh;
-            let cache = match &shared {
-                Some(cache) => cache,
-                None => {
-                    fresh = new_cache()?;
-                    &fresh
-                }
-            };
-            stack_sweep(&p, cache, &mut arrays)?;
+            with_cache(&shared, &new_cache, |cache| {
+                stack_sweep(&p, cache, &mut arrays)
+            })?;
         }
         bench::done("slab_bulk");
         Ok(SlabBulkBench { _boxes: boxes })
