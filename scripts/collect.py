@@ -281,9 +281,9 @@ def stack_table(sweeps):
         "",
         "Stack offsets: after its table, each boot timed the pairs below from a frame at every "
         "16-byte offset of a page (the module's `stack_sweep`: one cache, the first copy of the "
-        "code and set of data, the median of its runs at each offset). Per row, over the offsets: the "
-        "C loop's and ours' cycles per object, ours/C at each offset (median, min-max), and the "
-        f"offsets where ours/C is above {STACK_OFF:.2f} or below {1 / STACK_OFF:.2f}:",
+        "code and set of data, the median of its runs at each offset). Per row, over the "
+        "offsets: the C loop's and ours' cycles per object, ours/C at each offset (median, "
+        f"min-max), and the offsets where ours/C is above {STACK_OFF:.2f} or below {1 / STACK_OFF:.2f}:",
         "",
         "| boot | bulk | pair | offsets | C cycles | ours cycles | ours/C | "
         f"above {STACK_OFF:.2f} at | below {1 / STACK_OFF:.2f} at |",

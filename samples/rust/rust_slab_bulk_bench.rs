@@ -480,10 +480,11 @@ const STACK_SWEEP_DEPTH: usize = 4096 + 64;
 /// x86 a load that matches an earlier store in bits 0-11 of its address waits for it (4K
 /// aliasing), and SLUB keeps state on the stack while it loads and stores the objects, the
 /// array and its per-CPU structure. The four depths of the table sample four offsets; this
-/// tries all of them. It prints a line per size, pair and offset:
+/// tries all of them. It prints a line per size, pair and offset (one line, folded here):
 ///
 /// ```text
-/// rfl_bench: stack bench=slab_bulk bulk=8 frame=0x7a0 objs=262144 raw_bulk=3145728 ours_bulk=3150000
+/// rfl_bench: stack bench=slab_bulk bulk=8 frame=0x260 objs=262144
+///     raw_bulk=3468602 ours_bulk=3291814
 /// ```
 ///
 /// `frame` is the page offset of the frame that calls the loops, and each loop's figure the
