@@ -357,15 +357,6 @@ fn run_loop(variant: Variant, copy: usize, run: &mut Run<'_, '_>, loops: usize) 
     }
 }
 
-/// The GFP flags of the timed runs, in both forms, as parameter `atomic` says.
-fn gfp_flags(p: &Params) -> (kernel::alloc::Flags, bindings::gfp_t) {
-    if p.atomic != 0 {
-        (GFP_ATOMIC, bindings::GFP_ATOMIC)
-    } else {
-        (GFP_KERNEL, bindings::GFP_KERNEL)
-    }
-}
-
 /// The arrays of the timed loops, allocated once, with room for `MAX_BULK` entries at every
 /// place.
 struct Arrays {
@@ -401,7 +392,11 @@ fn with_run<R>(
     }
     // The first entry at place `data`, in the array of pointers and in `objs`.
     let (first, first_single) = (data * PLACEMENT_STRIDE / 8, data * PLACEMENT_STRIDE / 16);
-    let (flags, gfp) = gfp_flags(p);
+    let (flags, gfp) = if p.atomic != 0 {
+        (GFP_ATOMIC, bindings::GFP_ATOMIC)
+    } else {
+        (GFP_KERNEL, bindings::GFP_KERNEL)
+    };
     // The batch lives in `slot`, which does not drop it: it is empty after every variant.
     body(&mut Run {
         cache,
@@ -464,12 +459,17 @@ const STACK_SWEEP_PAIRS: [(Variant, Variant); 2] = [
 /// Repetitions of each loop at each offset of the sweep; a line gives their median.
 const STACK_SWEEP_RUNS: usize = 3;
 
-/// The offsets of a page that the sweep visits, 16 bytes apart (the stack's alignment at a call).
-const STACK_SWEEP_OFFSETS: usize = 4096 / 16;
+/// The span whose offsets the sweep visits: 4 KiB, the addresses' bits 0-11 that 4K aliasing
+/// compares.
+const STACK_SWEEP_SPAN: usize = 4096;
+
+/// The offsets of the span that the sweep visits, 16 bytes apart (the stack's alignment at a
+/// call).
+const STACK_SWEEP_OFFSETS: usize = STACK_SWEEP_SPAN / 16;
 
 /// How far below its first frame the sweep may go: a page and the largest step between two
 /// frames that still reaches every offset (`descend`).
-const STACK_SWEEP_DEPTH: usize = 4096 + 64;
+const STACK_SWEEP_DEPTH: usize = STACK_SWEEP_SPAN + 64;
 
 /// The stack sweep: for each size of [`STACK_SWEEP_BULKS`], the loops of each pair of
 /// [`STACK_SWEEP_PAIRS`] called from a frame at every 16-byte offset of a page, in one cache,
@@ -540,7 +540,7 @@ fn sweep_frame(
     if first.get_or_insert(here).wrapping_sub(here) > STACK_SWEEP_DEPTH {
         return Ok(false);
     }
-    let offset = here % 4096 / 16;
+    let offset = here % STACK_SWEEP_SPAN / 16;
     if mem::replace(&mut seen[offset], true) {
         return Ok(true);
     }
