@@ -395,7 +395,7 @@ impl Setting {
         let mut done = 0;
         let r = match variant {
             Variant::Pool | Variant::PoolBh => {
-                let p = Pool::new(cache.uninit())?;
+                let p = Pool::new(self.cache.uninit())?;
                 let mut objs = KVec::<Option<PoolObj<'_>>>::with_capacity(n, GFP_KERNEL)?;
                 for _ in 0..n {
                     objs.push(None, GFP_KERNEL)?;

@@ -14,6 +14,14 @@
 //! and why each access to a queue is its only user's, is in the project's `docs/design.md`
 //! ("`kernel::qmempool`", "Giving objects back").
 //!
+//! The callbacks are generic, so their code is in the crate that names the pool's type: a
+//! module, usually. A pool leaked with `mem::forget` stays registered, and once that module is
+//! unloaded the kernel would call freed code. So the registrations are kept in a part of the
+//! citizen that does not depend on the pool's type ([`Header`]), which code of the built-in
+//! `kernel` crate can undo: the citizen's drop, and, for a citizen whose callbacks are a
+//! module's code, a module notifier that undoes them when that module goes, before its memory is
+//! freed. A pool that was dropped has unregistered the notifier first.
+//!
 //! The userspace twin has neither CPU hotplug nor reclaim: there a pool has no `Citizen`.
 
 #[cfg(CONFIG_RUST)]
@@ -40,7 +48,10 @@ impl<T, const L: usize, const S: usize, const B: usize> Citizen<T, L, S, B> {
 #[cfg(CONFIG_RUST)]
 mod kernel {
     use super::super::context::BhGuard;
-    use super::super::ffi::{self, cpuhp_state, hlist_node, shrink_control, shrinker, work_struct};
+    use super::super::ffi::{
+        self, cpuhp_state, hlist_node, module, notifier_block, shrink_control, shrinker,
+        work_struct,
+    };
     use super::super::percpu::{possible_cpus, PerCpu};
     use super::super::pool::{Local, Raw};
     use crate::alf_queue::MpmcQueue;
@@ -51,7 +62,7 @@ mod kernel {
     use crate::types::Opaque;
     use core::mem::{self, MaybeUninit};
     use core::ptr::{self, NonNull};
-    use core::sync::atomic::{AtomicI32, Ordering};
+    use core::sync::atomic::{AtomicBool, AtomicI32, Ordering};
 
     /// The dynamic CPU hotplug state of every pool (0 until the first pool sets it up). It is
     /// never removed: the `kernel` crate is built in, and so is the callback.
@@ -77,17 +88,92 @@ mod kernel {
         }
     }
 
-    /// The part of a [`Citizen`] the hotplug callback knows: its state instance and how to
-    /// empty a dead CPU's queue.
+    /// The part of a [`Citizen`] that does not depend on the pool's type: what the hotplug
+    /// callback knows (its state instance and how to empty a dead CPU's queue), and everything
+    /// the citizen registered, so that built-in code can undo it ([`Header::undo`]).
     ///
     /// # Invariants
     ///
-    /// `header` is the first field of a `Citizen<T, L, S, B>`, and `dead` is that type's
-    /// `drain_dead`.
+    /// - `header` is the first field of a `Citizen<T, L, S, B>`, and `dead` is that type's
+    ///   `drain_dead`.
+    /// - `node` is an instance of the state `state` (unless `state` is 0, after a failed
+    ///   registration), and `shrinker` an allocated shrinker, registered with the citizen as
+    ///   its private data once `register` has succeeded, until they are undone, once: when
+    ///   `undone` is set.
+    /// - Each online CPU's instance of `works` is an initialised work item of the citizen.
+    /// - `owner` is the module whose code the citizen's callbacks are, or null for built-in
+    ///   code; if it is not null, `watch` is registered as a module notifier ([`module_going`])
+    ///   from the end of `register` until the citizen is dropped.
     #[repr(C)]
     struct Header {
         node: Opaque<hlist_node>,
         dead: unsafe fn(*const Header, u32),
+        state: cpuhp_state,
+        shrinker: NonNull<shrinker>,
+        works: PerCpu<Work>,
+        owner: *mut module,
+        watch: Opaque<notifier_block>,
+        undone: AtomicBool,
+    }
+
+    impl Header {
+        /// Undoes the registrations: after it returns, none of the citizen's callbacks runs or
+        /// will be called.
+        ///
+        /// # Safety
+        ///
+        /// Called once per citizen (`undone` was false, and is set by the caller), in process
+        /// context, not from a CPU hotplug callback; the registrations are those `register`
+        /// made (type invariant), complete.
+        unsafe fn undo(&self) {
+            // SAFETY: Allocated in `register`; `shrinker_free` unregisters it if it was
+            // registered, waiting for its running callbacks, after which none is called.
+            unsafe { ffi::shrinker_free(self.shrinker.as_ptr()) };
+            for w in possible_cpus().filter_map(|cpu| self.works.get(cpu)) {
+                // SAFETY: Initialised in `register`; nothing queues it any more (the shrinker
+                // is gone). Process context.
+                unsafe { ffi::cancel_work_sync(w.work.get()) };
+            }
+            if self.state > 0 {
+                // SAFETY: Added in `register` (`state` is 0 otherwise), removed once (the
+                // caller's guarantee); removing it takes the hotplug lock, so it waits for a
+                // running teardown, after which none is called for this instance.
+                unsafe { ffi::cpuhp_remove_instance(self.state, self.node.get()) };
+            }
+        }
+    }
+
+    /// The module notifier of a citizen whose callbacks are a module's code: when that module
+    /// goes (after its exit function, or after its init failed, and before its memory is
+    /// freed), a citizen still registered belongs to a pool the module leaked, and its
+    /// registrations are undone here. Its memory, its queues and its cache stay leaked.
+    ///
+    /// # Safety
+    ///
+    /// Called by the module notifier chain only, with the `watch` of a registered [`Header`].
+    unsafe extern "C" fn module_going(
+        nb: *mut notifier_block,
+        action: c_ulong,
+        data: *mut c_void,
+    ) -> c_int {
+        // SAFETY: `nb` is the `watch` field of a `repr(C)` `Header`, which stays registered,
+        // and so alive, until its citizen's drop unregisters it (type invariant); the
+        // notifier chain's lock orders that unregistration with this call.
+        let header = unsafe { &*nb.byte_sub(mem::offset_of!(Header, watch)).cast::<Header>() };
+        if action != ffi::MODULE_STATE_GOING || data.cast::<module>() != header.owner {
+            return ffi::NOTIFY_DONE;
+        }
+        if !header.undone.swap(true, Ordering::Relaxed) {
+            crate::pr_warn!(
+                "qmempool: a module leaked a pool; its shrinker and CPU hotplug instance are \
+                 undone as the module goes, its objects stay leaked\n"
+            );
+            // SAFETY: Not undone before (`undone` was false), and the citizen's drop will not
+            // undo it (it finds `undone` set). A module notifier runs in process context,
+            // outside CPU hotplug. The registrations are complete: `watch` is registered last.
+            unsafe { header.undo() };
+        }
+        ffi::NOTIFY_DONE
     }
 
     /// The teardown of the pools' hotplug state: runs for each pool on a surviving CPU (the
@@ -121,21 +207,16 @@ mod kernel {
     ///
     /// # Invariants
     ///
-    /// - `cache`, `shared` and `local` are the pool's: they outlive this value, and the queues
-    ///   hold free objects of `cache` only.
-    /// - `header.node` is an instance of the state `state` (unless `state` is 0, after a failed
-    ///   registration), and `shrinker` an allocated shrinker, registered with this value as its
-    ///   private data once `register` has succeeded, until this value is dropped.
-    /// - Each online CPU's instance of `works` is an initialised work item of this value.
+    /// - `cache`, `shared` and `local` are the pool's: they outlive this value (the pool pins
+    ///   its cache, and a leaked pool leaks its queues), and the queues hold free objects of
+    ///   `cache` only.
+    /// - `header` holds what this value registered (see [`Header`]).
     #[repr(C)]
     pub(in super::super) struct Citizen<T, const L: usize, const S: usize, const B: usize> {
         header: Header,
-        state: cpuhp_state,
         cache: NonNull<Cache<MaybeUninit<T>>>,
         shared: NonNull<MpmcQueue<Raw<T>, S>>,
         local: NonNull<c_void>,
-        shrinker: NonNull<shrinker>,
-        works: PerCpu<Work>,
     }
 
     /// The work items' lockdep class (a static object, as `INIT_WORK` makes).
@@ -178,13 +259,16 @@ mod kernel {
                     header: Header {
                         node: Opaque::uninit(),
                         dead: Self::drain_dead,
+                        state,
+                        shrinker,
+                        works,
+                        owner: ptr::null_mut(),
+                        watch: Opaque::uninit(),
+                        undone: AtomicBool::new(false),
                     },
-                    state,
                     cache: NonNull::from(cache),
                     shared: NonNull::from(shared),
                     local: local.as_ptr(),
-                    shrinker,
-                    works,
                 },
                 GFP_KERNEL,
             ) {
@@ -195,9 +279,9 @@ mod kernel {
                     return Err(e.into());
                 }
             };
-            let owner = ptr::addr_of!(*this).cast::<c_void>();
-            for w in this.works.iter_mut() {
-                w.owner = owner;
+            let citizen = ptr::addr_of!(*this).cast::<c_void>();
+            for w in this.header.works.iter_mut() {
+                w.owner = citizen;
                 // SAFETY: The work item is not queued; `drain_work` matches it (its owner is set
                 // above, and the citizen cancels it before it goes); `KEY` is a static object.
                 unsafe {
@@ -216,15 +300,31 @@ mod kernel {
             let ret = unsafe { ffi::cpuhp_add_instance(state, node) };
             if let Err(e) = to_result(ret) {
                 // Not an instance: `drop` frees the unregistered shrinker and removes nothing.
-                this.state = 0;
+                this.header.state = 0;
                 return Err(e);
             }
             // SAFETY: Allocated above and not yet registered; `count` and `scan` take its
             // private data for the boxed `Citizen`, which frees the shrinker on drop.
             unsafe {
-                ffi::shrinker_register(shrinker.as_ptr(), Self::count, Self::scan, owner.cast_mut())
+                ffi::shrinker_register(
+                    shrinker.as_ptr(),
+                    Self::count,
+                    Self::scan,
+                    citizen.cast_mut(),
+                )
             };
-            // INVARIANT: registered with the state and as a shrinker, work items initialised.
+            // The module whose code the callbacks are, monomorphised with this function (null
+            // if built in).
+            let owner = ffi::code_module(Self::count as *const c_void);
+            if !owner.is_null() {
+                this.header.owner = owner;
+                // SAFETY: `watch` lives on the heap with the citizen, whose drop unregisters it
+                // (`owner` is set); `module_going` is built-in code that takes it for its
+                // `Header`. Process context.
+                unsafe { ffi::watch_modules(this.header.watch.get(), module_going) };
+            }
+            // INVARIANT: registered with the state and as a shrinker, work items initialised,
+            // and watched for its module's going if its callbacks are a module's code.
             Ok(Some(this))
         }
 
@@ -342,7 +442,7 @@ mod kernel {
         /// work queue without a rescuer).
         fn queue_drains(&self) {
             for cpu in online_cpus() {
-                if let Some(w) = self.works.get(cpu) {
+                if let Some(w) = self.header.works.get(cpu) {
                     // SAFETY: An initialised work item of this value (type invariant), which
                     // cancels it before it goes.
                     unsafe { ffi::queue_work_on(cpu, w.work.get()) };
@@ -374,7 +474,7 @@ mod kernel {
         /// of the online CPUs; returns the count.
         #[cfg(CONFIG_RUST_QMEMPOOL_KUNIT_TEST)]
         pub(in super::super) fn shrink(&self) -> usize {
-            let sh = self.shrinker.as_ptr();
+            let sh = self.header.shrinker.as_ptr();
             let mut sc = ffi::shrink_control(GFP_KERNEL, 0);
             // SAFETY: `sh` is this value's registered shrinker, whose callbacks are `count` and
             // `scan`; the caller is in process context, as reclaim.
@@ -383,7 +483,7 @@ mod kernel {
             // SAFETY: As above.
             unsafe { Self::scan(sh, &mut sc) };
             for cpu in online_cpus() {
-                if let Some(w) = self.works.get(cpu) {
+                if let Some(w) = self.header.works.get(cpu) {
                     // SAFETY: An initialised work item of this value; process context.
                     unsafe { ffi::flush_work(w.work.get()) };
                 }
@@ -394,19 +494,18 @@ mod kernel {
 
     impl<T, const L: usize, const S: usize, const B: usize> Drop for Citizen<T, L, S, B> {
         fn drop(&mut self) {
-            // SAFETY: Allocated in `register`; `shrinker_free` unregisters it if it was
-            // registered, waiting for its running callbacks, after which none is called.
-            unsafe { ffi::shrinker_free(self.shrinker.as_ptr()) };
-            for w in self.works.iter_mut() {
-                // SAFETY: Initialised in `register`; nothing queues it any more (the shrinker
-                // is gone). Process context.
-                unsafe { ffi::cancel_work_sync(w.work.get()) };
+            let header = &self.header;
+            if !header.owner.is_null() {
+                // SAFETY: `owner` is set only where `register` registers `watch`, as its last
+                // step. Unregistering waits for a running notifier, so `undone` is final after
+                // it. Process context.
+                unsafe { ffi::unwatch_modules(header.watch.get()) };
             }
-            if self.state > 0 {
-                // SAFETY: Added in `register` (`state` is 0 otherwise); removing it takes the
-                // hotplug lock, so it waits for a running teardown, after which none is called
-                // for this instance.
-                unsafe { ffi::cpuhp_remove_instance(self.state, self.header.node.get()) };
+            if !header.undone.swap(true, Ordering::Relaxed) {
+                // SAFETY: Not undone before (`undone` was false), and not by the module
+                // notifier afterwards (it is unregistered). Process context, outside hotplug
+                // (the pool's drop's rule).
+                unsafe { header.undo() };
             }
         }
     }

@@ -86,8 +86,11 @@ impl BhGuard {
 ///
 /// A guard may be dropped inside a section that disabled IRQs after it was made (nothing in
 /// the types prevents it); `local_bh_enable()` must not run there, so bottom halves are then
-/// re-enabled without running the softirqs raised meanwhile (`_local_bh_enable()`), which run
-/// at the next interrupt's exit.
+/// re-enabled without running the softirqs raised meanwhile (`_local_bh_enable()`), and those
+/// are handed to `ksoftirqd`, as `raise_softirq_irqoff()` does outside interrupt context: they
+/// run once the task lets it in, not at some later interrupt's exit. What `local_bh_enable()`
+/// would also have done, a reschedule if one is due, waits for the next preemption point, as
+/// for any code that enables IRQs.
 impl Drop for BhGuard {
     #[inline]
     fn drop(&mut self) {

@@ -56,7 +56,7 @@ pub(super) unsafe fn bh_enter() -> BhEnter {
 
 /// Re-enables bottom halves that [`bh_enter`] disabled (`rust_helper_qmempool_bh_exit`):
 /// `local_bh_enable()`, or, should IRQs have been disabled since, `_local_bh_enable()`, which
-/// leaves the softirqs raised meanwhile to the next interrupt's exit.
+/// runs no softirq, and the softirqs raised meanwhile handed to `ksoftirqd`.
 ///
 /// # Safety
 ///
@@ -161,7 +161,8 @@ mod kernel {
     use core::sync::atomic::{AtomicUsize, Ordering};
 
     pub(in super::super) use bindings::{
-        cpuhp_state, hlist_node, lock_class_key, shrink_control, shrinker, work_struct,
+        cpuhp_state, hlist_node, lock_class_key, module, notifier_block, shrink_control, shrinker,
+        work_struct,
     };
 
     /// The teardown of a multi-instance CPU hotplug state: called with the dead CPU and the
@@ -174,6 +175,59 @@ mod kernel {
 
     /// A work item's function.
     pub(in super::super) type WorkFn = unsafe extern "C" fn(*mut work_struct);
+
+    /// A notifier's function (`notifier_fn_t`).
+    pub(in super::super) type NotifierFn =
+        unsafe extern "C" fn(*mut notifier_block, c_ulong, *mut c_void) -> c_int;
+
+    /// The module notifiers' event for a module that goes: after its exit function returned, or
+    /// after its init function failed, before its memory is freed.
+    pub(in super::super) const MODULE_STATE_GOING: c_ulong =
+        bindings::module_state_MODULE_STATE_GOING as c_ulong;
+
+    /// What a notifier returns when it has nothing to say about the event (`NOTIFY_DONE`).
+    pub(in super::super) const NOTIFY_DONE: c_int = bindings::NOTIFY_DONE as c_int;
+
+    /// The module whose code `code` is in, or null for built-in code
+    /// (`__module_text_address()`, under the RCU read lock it needs).
+    ///
+    /// The pointer is only compared, never used: the module may go at any time.
+    #[inline(always)]
+    pub(in super::super) fn code_module(code: *const c_void) -> *mut module {
+        // SAFETY: The helper only looks the address up.
+        unsafe { bindings::qmempool_code_module(code) }
+    }
+
+    /// Registers `nb` as a module notifier calling `call` (`register_module_notifier()`).
+    ///
+    /// # Safety
+    ///
+    /// `nb` is valid, not registered, and stays valid until [`unwatch_modules`] unregisters it;
+    /// `call` is sound to call with it until then. Process context.
+    #[inline(always)]
+    pub(in super::super) unsafe fn watch_modules(nb: *mut notifier_block, call: NotifierFn) {
+        // SAFETY: The caller's guarantee; the fields are the caller's until the registration.
+        unsafe {
+            nb.write(notifier_block {
+                notifier_call: Some(call),
+                next: ptr::null_mut(),
+                priority: 0,
+            });
+            bindings::register_module_notifier(nb);
+        }
+    }
+
+    /// Unregisters the module notifier `nb` (`unregister_module_notifier()`): it waits for a
+    /// call of it in progress, and none happens afterwards.
+    ///
+    /// # Safety
+    ///
+    /// `nb` was registered by [`watch_modules`]. Process context.
+    #[inline(always)]
+    pub(in super::super) unsafe fn unwatch_modules(nb: *mut notifier_block) {
+        // SAFETY: The caller's guarantee.
+        unsafe { bindings::unregister_module_notifier(nb) };
+    }
 
     /// What a scan returns when it freed nothing: reclaim stops asking (`SHRINK_STOP`).
     pub(in super::super) const SHRINK_STOP: c_ulong = bindings::SHRINK_STOP as c_ulong;
@@ -466,6 +520,32 @@ mod kernel {
     pub(in super::super) unsafe fn local_irq_enable() {
         // SAFETY: The caller's guarantee.
         unsafe { bindings::local_irq_enable() };
+    }
+
+    /// Raises a softirq that has nothing to do (`TASKLET_SOFTIRQ` with no tasklet of the suite
+    /// scheduled), as an interrupt raises `NET_RX` while a guard holds bottom halves disabled.
+    ///
+    /// # Safety
+    ///
+    /// IRQs are disabled.
+    #[cfg(CONFIG_RUST_QMEMPOOL_KUNIT_TEST)]
+    #[inline(always)]
+    pub(in super::super) unsafe fn raise_test_softirq() {
+        // SAFETY: IRQs are disabled (the caller's guarantee), as `raise_softirq_irqoff()` needs.
+        unsafe { bindings::qmempool_test_raise_softirq() };
+    }
+
+    /// Whether the softirqs pending on this CPU, if any, will run without waiting for an
+    /// interrupt: `ksoftirqd` of this CPU is awake.
+    ///
+    /// # Safety
+    ///
+    /// IRQs are disabled (so that the CPU and what is pending on it stay as they are).
+    #[cfg(CONFIG_RUST_QMEMPOOL_KUNIT_TEST)]
+    #[inline(always)]
+    pub(in super::super) unsafe fn softirqs_handed_over() -> bool {
+        // SAFETY: IRQs are disabled (the caller's guarantee); the call only reads.
+        unsafe { bindings::qmempool_test_softirqs_handed_over() }
     }
 
     /// Takes CPU `cpu` offline (`remove_cpu()`, what writing 0 to its `online` file in sysfs

@@ -12,7 +12,7 @@ use crate::alloc::{
     Flags, KBox,
 };
 use crate::error::{code::*, Result};
-use crate::slab_bulk::{Cache, Obj, ObjArray};
+use crate::slab_bulk::{Cache, CachePin, KmemCache, Obj, ObjArray};
 use core::mem::{self, MaybeUninit};
 use core::ptr::NonNull;
 
@@ -71,6 +71,8 @@ pub const BULK_DEFAULT: usize = 16;
 ///   CPU, through `&mut self`, or, once the CPU is dead, by `citizen`'s hotplug teardown.
 /// - `citizen`, when there is one, is registered for this pool's cache and queues (the twin has
 ///   none).
+/// - `_pin` pins `cache` ([`KmemCache::pin_for`]): the C cache stays alive while the pool does,
+///   and for ever if the pool is leaked.
 ///
 /// # Examples
 ///
@@ -113,6 +115,9 @@ pub struct QMemPool<
     shared: KBox<MpmcQueue<Raw<T>, SHARED>>,
     local: PerCpu<Local<T, LOCAL>>,
     citizen: Option<KBox<Citizen<T, LOCAL, SHARED, BULK>>>,
+    /// Declared last, so dropped last: the cache is pinned until every queue is empty and the
+    /// citizen is gone.
+    _pin: CachePin<'c, MaybeUninit<T>>,
 }
 
 // SAFETY: The pool holds no `T`, only free memory of its cache (type invariant), which may be
@@ -155,12 +160,14 @@ impl<'c, T, const LOCAL: usize, const SHARED: usize, const BULK: usize>
     ///
     /// Objects come from the cache when the pool needs them, not before. The pool registers
     /// with CPU hotplug and as a shrinker, so that a CPU that goes offline and memory pressure
-    /// get its objects back (see the module documentation). Errors: `ENOMEM` if the queues or
+    /// get its objects back (see the module documentation). It pins the cache (see
+    /// [`KmemCache`]): a pool leaked with `mem::forget` stays registered, and a cache dropped
+    /// after that is leaked, not destroyed, so the leaked pool's callbacks still find it. Errors: `ENOMEM` if the queues or
     /// the registrations cannot be allocated, `EINVAL` if a CPU's queue is larger than the
     /// per-CPU allocator's limit (32 KiB: about 4000 objects), and the CPU hotplug core's
     /// errors. Process context: it may sleep; not from a CPU hotplug callback (it takes the
     /// hotplug lock), and neither is dropping the pool.
-    pub fn new(cache: &'c Cache<T>) -> Result<Self> {
+    pub fn new(cache: &'c KmemCache<T>) -> Result<Self> {
         const {
             assert!(BULK >= 1, "BULK must be at least 1");
             assert!(BULK <= LOCAL, "BULK must not exceed LOCAL");
@@ -176,14 +183,18 @@ impl<'c, T, const LOCAL: usize, const SHARED: usize, const BULK: usize>
         let local = PerCpu::new(|slot| {
             SpscQueue::init_in_place(slot);
         })?;
-        let citizen = Citizen::register(cache.uninit(), &shared, &local)?;
-        // INVARIANT: every queue is empty, no guard uses them yet, and `citizen` is registered
-        // for them.
+        // Pinned first: the citizen's callbacks reach the cache for as long as they are
+        // registered, which is for ever if the pool is leaked.
+        let pin = cache.uninit().pin_for();
+        let citizen = Citizen::register(pin.cache(), &shared, &local)?;
+        // INVARIANT: every queue is empty, no guard uses them yet, `citizen` is registered for
+        // them, and the cache is pinned.
         Ok(Self {
-            cache: cache.uninit(),
+            cache: pin.cache(),
             shared,
             local,
             citizen,
+            _pin: pin,
         })
     }
 

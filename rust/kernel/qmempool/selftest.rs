@@ -344,13 +344,19 @@ pub(crate) fn softirq_and_task() {
 }
 
 /// A guard made with IRQs enabled may be dropped after IRQs were disabled: bottom halves are
-/// enabled again all the same (a guard can be made afterwards, and the pool used under it).
+/// enabled again all the same (a guard can be made afterwards, and the pool used under it), and
+/// a softirq raised while the guard held them disabled is handed to `ksoftirqd` rather than left
+/// for the next interrupt.
 pub(crate) fn guard_ends_with_irqs_off() {
     with_pool(|_, pool: &Small<'_, u64>| {
         on_cpu(0, &mut || {
             let mut guard = BhGuard::new();
             check!(guard.is_some());
-            irqs_off(&mut || drop(guard.take()));
+            irqs_off(&mut || {
+                raise_softirq();
+                drop(guard.take());
+                check!(softirqs_handed_over());
+            });
             // Bottom halves are enabled again: another task-context guard nests nothing.
             let Some(guard) = BhGuard::new() else {
                 check!(false);
@@ -696,6 +702,16 @@ fn in_softirq(cpu: u32, f: &mut dyn FnMut()) -> bool {
     true
 }
 
+/// The twin has no softirq to raise.
+#[cfg(test)]
+fn raise_softirq() {}
+
+/// The twin runs no softirq behind the caller's back: nothing is ever left pending.
+#[cfg(test)]
+fn softirqs_handed_over() -> bool {
+    true
+}
+
 /// Runs `f` with IRQs disabled on the current CPU.
 #[cfg(test)]
 fn irqs_off(f: &mut dyn FnMut()) {
@@ -780,6 +796,20 @@ fn in_softirq(cpu: u32, f: &mut dyn FnMut()) -> bool {
     }
     check_elsewhere(before);
     true
+}
+
+/// Raises a softirq with nothing to do; IRQs disabled ([`irqs_off`]).
+#[cfg(not(test))]
+fn raise_softirq() {
+    // SAFETY: Called in `irqs_off`'s closure only.
+    unsafe { ffi::raise_test_softirq() };
+}
+
+/// Whether the pending softirqs will run without waiting for an interrupt; IRQs disabled.
+#[cfg(not(test))]
+fn softirqs_handed_over() -> bool {
+    // SAFETY: Called in `irqs_off`'s closure only.
+    unsafe { ffi::softirqs_handed_over() }
 }
 
 /// Runs `f` with IRQs disabled on the current CPU, as a hard-IRQ handler runs.

@@ -10,6 +10,7 @@ use core::marker::PhantomData;
 use core::mem::{self, MaybeUninit};
 use core::ops::{BitOr, Deref};
 use core::ptr::NonNull;
+use core::sync::atomic::{AtomicUsize, Ordering};
 
 /// Flags for [`KmemCache::new`], the `SLAB_*` flags of the C API.
 ///
@@ -129,12 +130,27 @@ impl<T> Cache<T> {
 /// It dereferences to [`Cache`], through which objects are allocated. Objects and batches
 /// borrow the cache, so it cannot be destroyed while any of them is alive.
 ///
+/// Something that keeps using the cache from callbacks the kernel calls, as a
+/// [`QMemPool`]'s shrinker and CPU hotplug teardown do, must not outlive the cache either, but a
+/// borrow cannot promise that: leaking the borrower with `mem::forget` is safe and ends the
+/// borrow while its callbacks stay registered. Such a user pins the cache
+/// ([`KmemCache::pin_for`]) for as long as it lives and unpins it when dropped; a cache dropped
+/// while pinned is not destroyed but leaked, with a warning, so the callbacks of a leaked
+/// borrower find it alive. An object leaked with `mem::forget` needs no pin: nothing uses it
+/// again.
+///
 /// Context: creating and destroying a cache may sleep (process context only).
+///
+/// [`QMemPool`]: crate::qmempool::QMemPool
 ///
 /// # Invariants
 ///
-/// `cache` was returned by `__kmem_cache_create_args` for objects of the size and alignment of
-/// `T`, and is destroyed exactly once, when this value is dropped.
+/// - `cache` was returned by `__kmem_cache_create_args` for objects of the size and alignment of
+///   `T`, and is destroyed at most once, when this value is dropped, and only if `pins` is 0
+///   then.
+/// - `pins` counts the pins taken with [`KmemCache::pin_for`] and not yet given back.
+/// - The layout does not depend on `T` (`repr(C)`, a pointer and a counter), so a
+///   `KmemCache<T>` may be viewed as a `KmemCache<MaybeUninit<T>>` ([`KmemCache::uninit`]).
 ///
 /// # Examples
 ///
@@ -156,8 +172,10 @@ impl<T> Cache<T> {
 /// drop(pkt); // Back to `cache`; only now may the cache be dropped.
 /// # Ok::<(), Error>(())
 /// ```
+#[repr(C)]
 pub struct KmemCache<T> {
     cache: NonNull<Cache<T>>,
+    pins: AtomicUsize,
 }
 
 // SAFETY: The cache pointer may be used and destroyed from any thread (see `Cache`).
@@ -180,7 +198,57 @@ impl<T> KmemCache<T> {
         // INVARIANT: `create` returns a new cache for `T`, destroyed only by `drop`.
         Ok(Self {
             cache: create(name, flags)?,
+            pins: AtomicUsize::new(0),
         })
+    }
+
+    /// Returns the same cache typed for uninitialised objects.
+    #[inline]
+    pub fn uninit(&self) -> &KmemCache<MaybeUninit<T>> {
+        // SAFETY: `KmemCache` is `repr(C)` with a layout that does not depend on `T` (type
+        // invariant), and the C cache suits `MaybeUninit<T>`, of `T`'s size and alignment.
+        unsafe { &*(self as *const Self).cast::<KmemCache<MaybeUninit<T>>>() }
+    }
+
+    /// Pins the cache for a user that reaches it from kernel callbacks: until the returned
+    /// [`CachePin`] is dropped, dropping the cache leaks it (with a warning) instead of
+    /// destroying it. See the type's documentation.
+    ///
+    /// Leaking the pin (with the user that holds it) leaks the cache: it stays valid for ever.
+    #[inline]
+    pub fn pin_for(&self) -> CachePin<'_, T> {
+        // Relaxed: the pin is taken while `self` is borrowed, so the drop that reads the count
+        // comes after this borrow has ended, ordered with it by whatever ended it.
+        self.pins.fetch_add(1, Ordering::Relaxed);
+        // INVARIANT: counted once, given back once, when the pin is dropped.
+        CachePin { owner: self }
+    }
+}
+
+/// A pin on a [`KmemCache`]: while it exists, or for ever if it is leaked, the C cache is not
+/// destroyed (see [`KmemCache::pin_for`]).
+///
+/// # Invariants
+///
+/// `owner.pins` counts this value.
+pub struct CachePin<'a, T> {
+    owner: &'a KmemCache<T>,
+}
+
+impl<'a, T> CachePin<'a, T> {
+    /// Returns the pinned cache.
+    #[inline]
+    pub fn cache(&self) -> &'a Cache<T> {
+        self.owner
+    }
+}
+
+impl<T> Drop for CachePin<'_, T> {
+    #[inline]
+    fn drop(&mut self) {
+        // The destroy reads the count through `&mut`, once this borrow of the cache has ended:
+        // the end of the borrow orders this before it.
+        self.owner.pins.fetch_sub(1, Ordering::Relaxed);
     }
 }
 
@@ -215,10 +283,21 @@ impl<T> Deref for KmemCache<T> {
 
 impl<T> Drop for KmemCache<T> {
     fn drop(&mut self) {
-        // SAFETY: The cache is live and destroyed only here (type invariant). No object or
-        // batch borrows it any more: they hold `&Cache<T>` borrowed from `self`. An object that
-        // was leaked with `mem::forget` is never used again, so it does not matter whether the
-        // C side finds it (and warns and keeps the cache) or not (and leaks its slab).
+        // `&mut self`: every borrow has ended, so a pin still counted belongs to a user that was
+        // leaked, whose callbacks may still reach the cache.
+        let pins = *self.pins.get_mut();
+        if pins != 0 {
+            crate::pr_warn!(
+                "slab_bulk: cache dropped while {} leaked user(s) still pin it; cache leaked\n",
+                pins
+            );
+            return;
+        }
+        // SAFETY: The cache is live and destroyed only here (type invariant), and nothing pins
+        // it. No object or batch borrows it any more: they hold `&Cache<T>` borrowed from
+        // `self`. An object that was leaked with `mem::forget` is never used again, so it does
+        // not matter whether the C side finds it (and warns and keeps the cache) or not (and
+        // leaks its slab).
         unsafe { ffi::destroy(self.cache.as_ptr().cast()) };
     }
 }

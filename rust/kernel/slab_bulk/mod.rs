@@ -138,7 +138,7 @@ pub use self::obj_array::ObjArray;
 
 /// No NUMA node preference, for [`Cache::alloc_node`] (C's `NUMA_NO_NODE`).
 pub const NUMA_NO_NODE: i32 = ffi::NUMA_NO_NODE;
-pub use self::cache::{Cache, CacheFlags, KmemCache, MAX_NAME_LEN};
+pub use self::cache::{Cache, CacheFlags, CachePin, KmemCache, MAX_NAME_LEN};
 pub use self::free_batch::FreeBatch;
 pub use self::obj_slice::ObjSlice;
 pub use self::object::Obj;
