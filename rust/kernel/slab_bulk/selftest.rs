@@ -58,6 +58,7 @@ macro_rules! selftests {
             static_cache_objects,
             static_cache_rules,
             static_cache_allocator,
+            static_cache_failed_alloc,
             #[cfg(all(CONFIG_FAILSLAB, CONFIG_FAIL_PAGE_ALLOC))]
             bulk_fault_nth,
             #[cfg(all(CONFIG_FAILSLAB, CONFIG_FAIL_PAGE_ALLOC))]
@@ -885,6 +886,56 @@ pub(crate) fn static_cache_allocator() {
     check!(in_use(&reg) == 0);
     drop(reg);
     check!(Box::<Item, Items>::new(Item([1; 6]), GFP_KERNEL).is_err());
+}
+
+/// A failed allocation through a static cache keeps nothing: refused before the registration,
+/// failed in the slab while it lives (`failslab`, through `fail_nth`), or refused after its drop,
+/// it leaves the cell's count as it was, so the registration dropped after it finds no object
+/// and destroys the cache (had the count kept it, the drop would warn that it leaked the cache,
+/// which `make test` fails on). An allocation that succeeds is counted until its free.
+///
+/// A cell is registered once per boot, so when KUnit runs the suite again this case skips.
+pub(crate) fn static_cache_failed_alloc() {
+    crate::static_cache! {
+        struct Refused(u64) = c"rust_slab_bulk_static_refused", CacheFlags::NO_MERGE;
+    }
+
+    if Refused::cell().is_retired() {
+        skip("registered once per boot: the suite ran before");
+        return;
+    }
+    // Before the registration: refused, nothing counted.
+    check!(Box::<u64, Refused>::new(1, GFP_KERNEL).is_err());
+    check!(Refused::cell().live_objects() == 0);
+    let Ok(reg) = Refused::register() else {
+        check!(false);
+        return;
+    };
+    // Failed in the slab: nothing counted. `GFP_NOWAIT`: `failslab` ignores requests that may
+    // reclaim.
+    #[cfg(all(CONFIG_FAILSLAB, CONFIG_FAIL_PAGE_ALLOC))]
+    {
+        set_fail_nth(1);
+        let failed = Box::<u64, Refused>::new(2, GFP_NOWAIT).is_err();
+        let fired = fail_nth() == 0;
+        set_fail_nth(0);
+        check!(failed && fired);
+        check!(Refused::cell().live_objects() == 0 && in_use(&reg) == 0);
+    }
+    // One that succeeds is counted until it is freed.
+    let Ok(kept) = Box::<u64, Refused>::new(3, GFP_KERNEL) else {
+        check!(false);
+        return;
+    };
+    check!(*kept == 3 && Refused::cell().live_objects() == 1 && in_use(&reg) == 1);
+    drop(kept);
+    check!(Refused::cell().live_objects() == 0 && in_use(&reg) == 0);
+    // No object: the drop destroys the cache (it would warn otherwise).
+    drop(reg);
+    check!(Refused::cell().is_retired());
+    // After it: refused, nothing counted.
+    check!(Box::<u64, Refused>::new(4, GFP_KERNEL).is_err());
+    check!(Refused::cell().live_objects() == 0);
 }
 
 /// Reads `current->fail_nth`.

@@ -73,20 +73,26 @@
 //! only partial slabs, not full ones, and KFENCE's objects are in no slab, so the destroy can
 //! succeed with objects alive and free the `struct kmem_cache` they would be freed to.
 //!
-//! So the cell counts its live objects, one atomic add when an object is handed out through
-//! `C` (or [`CacheRegistration::keep`]) and one subtract once its `kmem_cache_free` has returned
-//! (or it went back to an [`Obj`] with [`CacheRegistration::to_obj`]); objects that stay borrowed
-//! ([`Obj`], batches) do not pay it. A registration dropped while the count is not 0 does not
-//! destroy the cache: it warns and leaks it, so every object stays valid and can still be freed
-//! to it (a leak and a warning, never a use after free). The allocation adds to the count
-//! *before* it checks that the cell is live, and the registration marks the cell retired
-//! *before* it reads the count (all four sequentially consistent): either the allocation sees
-//! the cell retired and fails, or the registration sees it counted and keeps the cache, so an
-//! allocation racing with the destroy on another CPU is no use after free either. The count
-//! costs what review feared: two `LOCK`ed operations per object, which the slab benchmark's
-//! `box_single` measures beside `ours_single` (the figures: `docs/benchmarks.md`, "The cost of
-//! `Box<T, C>`"). Bulk rounds on the registration do not pay it; a per-CPU count would make it
-//! two unlocked instructions (see `docs/design.md`).
+//! So the cell counts, in one atomic word, the objects of its allocator (one handed out through
+//! `C`, or made a box by [`CacheRegistration::keep`], until its `kmem_cache_free` has returned or
+//! it went back to an [`Obj`] with [`CacheRegistration::to_obj`]), the allocations in flight
+//! (entered, their slab call not yet returned), and whether the cell is open to allocations;
+//! objects that stay borrowed ([`Obj`], batches) do not pay it. The registration's drop closes
+//! the cell, waits for the allocations that were in flight when it closed it to return from the
+//! slab, and then reads the count of objects: at 0 it destroys the cache; otherwise it warns and
+//! leaks it, so every object stays valid and can still be freed to it (a leak and a warning,
+//! never a use after free). An allocation enters the count and learns whether the cell is open
+//! in the same atomic add, so an allocation racing with the drop on another CPU is exactly one
+//! of three: refused (it entered after the close, and never touches the cache), failed in the
+//! slab (the drop waited for it, and it keeps nothing), or an object, counted before the drop
+//! reads the count, which keeps the cache. A failed allocation never keeps the cache alive; an
+//! object alive when the registration goes always does.
+//!
+//! The count costs what review feared: three `LOCK`ed operations per object (the allocation's
+//! entry, its move from in flight to an object, and the free's subtract), which the slab
+//! benchmark's `box_single` measures beside `ours_single` (the figures: `docs/benchmarks.md`,
+//! "The cost of `Box<T, C>`"). Bulk rounds on the registration do not pay it; a per-CPU count
+//! would make it unlocked instructions (see `docs/design.md`).
 //!
 //! - Allocating through `C` fails (`AllocError`) before [`CacheRegistration::new`] and after the
 //!   registration was dropped.
@@ -96,11 +102,34 @@
 //! - No `&'static Cache<T>` is ever handed out: with one, an empty [`ObjArray`] or a copied
 //!   reference could allocate after a successful destroy.
 //!
+//! # What may be freed through `C`
+//!
+//! `C`'s allocator frees only what it counted: a pointer that it returned (`alloc`, `realloc`,
+//! so `Box::<T, C>::new` and the like), or that [`CacheRegistration::keep`] made a box of (it
+//! counts the object as an allocation does), with the layout it was allocated for. An object of
+//! the cache that stays borrowed, from an [`Obj`], an [`ObjArray`], a [`SlotObjs`], a
+//! [`FreeBatch`] or any other bulk round on the registration, is not counted and must not reach
+//! `C`'s `realloc` or free, nor [`CacheRegistration::to_obj`], unless `keep` made it a box.
+//! Safe code cannot break this: a `Box<T, C>` is made from a raw pointer only by the `unsafe`
+//! `Box::from_raw`, whose contract asks for memory that `C` allocated, which an object of a bulk
+//! round is not (and `Allocator::realloc` is itself `unsafe`, with the same contract).
+//!
+//! Broken anyway, an uncounted object would take from the count one it was never in. The free
+//! (and `to_obj`) reads the count it subtracts from, which its atomic subtract returns anyway: if
+//! it was at 0, the object was not counted, and the subtract is taken back with a warning (once
+//! per cell) instead of wrapping the count. So a box allocated later is counted, and the
+//! registration dropped while it lives leaks the cache instead of destroying it under the box.
+//! That is one compare on the free's fast path, no other atomic. It catches only an uncounted
+//! free that finds the count at 0: one made while counted boxes are alive takes one of theirs out
+//! of the count unseen, and the registration may then destroy the cache under the last of them,
+//! which is the undefined behaviour that `Box::from_raw`'s broken contract allows.
+//!
 //! The rule left is the one every module already follows for its code: a `Box<T, C>` must be
 //! dropped before the module's code goes (its drop is that code). Keep the registration in the
 //! module's state, dropped at module exit, after the work that holds objects has stopped.
 //!
 //! [`ObjArray`]: super::ObjArray
+//! [`SlotObjs`]: super::SlotObjs
 //! [`FreeBatch`]: super::FreeBatch
 //! [`Allocator`]: crate::alloc::Allocator
 //! [`static_cache!`]: crate::static_cache
@@ -117,7 +146,7 @@ use core::marker::PhantomData;
 use core::mem;
 use core::ops::Deref;
 use core::ptr::{self, NonNull};
-use core::sync::atomic::{AtomicPtr, AtomicU8, AtomicUsize, Ordering};
+use core::sync::atomic::{AtomicBool, AtomicPtr, AtomicU64, AtomicU8, Ordering};
 
 /// A cache declared once, for the whole life of a module: the type names the cache.
 ///
@@ -163,6 +192,27 @@ const LIVE: u8 = 2;
 /// The registration was dropped; the pointer is kept for the objects that outlived it.
 const RETIRED: u8 = 3;
 
+// The fields of a cell's count word, `StaticCacheCell::count`. The count of objects is the
+// highest field, so that a subtract from it at 0 (the uncounted free that `uncount` catches)
+// wraps that field alone and an add takes it back, the fields below untouched; the flags are
+// the lowest bits, so that setting or flipping them commutes with the adds to the fields above.
+// 64 bits on every architecture: a 32-bit word would not hold the three.
+
+/// The cell is open: its registration is alive, and allocations through its type may use the
+/// cache. Set by the registration once the cache is in the cell, cleared by its drop.
+const OPEN: u64 = 1 << 0;
+/// The cell was closed: its registration was dropped. Set by the drop, with `OPEN` cleared, in
+/// one atomic operation.
+const CLOSED: u64 = 1 << 1;
+/// One allocation in flight: entered the count, its slab call not yet returned (or refused, and
+/// not yet out). 24 bits: more than the tasks and interrupt contexts that can be in an
+/// allocation at once (`PID_MAX_LIMIT` is 2^22).
+const IN_FLIGHT_ONE: u64 = 1 << 2;
+/// One object of the type's allocator: 38 bits, more objects than memory holds.
+const LIVE_ONE: u64 = 1 << 26;
+/// The field of the allocations in flight.
+const IN_FLIGHT_MASK: u64 = LIVE_ONE - IN_FLIGHT_ONE;
+
 /// Where a [`StaticCache`] keeps its C cache, the cache's registration state and its count of
 /// live objects: a `static`, made by [`StaticCacheCell::new`].
 ///
@@ -171,27 +221,38 @@ const RETIRED: u8 = 3;
 /// `state` moves only forward, `UNINIT -> CREATING -> LIVE -> RETIRED`, except `CREATING ->
 /// UNINIT` when creating the cache failed. In `LIVE` and `RETIRED`, `cache` is the cache that
 /// the cell's one registration created, suitable for the type's `Item`, never changed again;
-/// in `RETIRED` it was destroyed if the registration found `live` at 0, and is valid for ever
-/// otherwise. `live` counts the objects handed out through the type's [`Allocator`] (or kept by
-/// [`CacheRegistration::keep`]) whose free has not returned, plus allocations in progress, which
-/// count themselves before they check that the cell is `LIVE`.
+/// in `RETIRED` it was destroyed if the registration found no object counted, and is valid for
+/// ever otherwise.
+///
+/// `count` holds, from its highest bits down: the objects handed out through the type's
+/// [`Allocator`] (or made boxes by [`CacheRegistration::keep`]) whose free has not returned
+/// (`LIVE_ONE` each); the allocations in flight (`IN_FLIGHT_ONE` each); `CLOSED`, set once the
+/// registration's drop has closed the cell; `OPEN`, set while the registration is alive (from
+/// after the cache is in the cell until the drop closes it). It changes only by atomic
+/// read-modify-writes. `draining` counts down the allocations that were in flight when the
+/// drop closed the cell and have not left yet (it may wrap below 0 before the drop adds them).
 ///
 /// [`Allocator`]: crate::alloc::Allocator
 pub struct StaticCacheCell {
     cache: AtomicPtr<ffi::kmem_cache>,
     state: AtomicU8,
-    live: AtomicUsize,
+    count: AtomicU64,
+    draining: AtomicU64,
+    /// An uncounted free was warned about.
+    warned: AtomicBool,
 }
 
 impl StaticCacheCell {
     /// Creates an unregistered cell.
     #[expect(clippy::new_without_default)]
     pub const fn new() -> Self {
-        // INVARIANT: `UNINIT`, no object.
+        // INVARIANT: `UNINIT`, not open, nothing counted.
         Self {
             cache: AtomicPtr::new(ptr::null_mut()),
             state: AtomicU8::new(UNINIT),
-            live: AtomicUsize::new(0),
+            count: AtomicU64::new(0),
+            draining: AtomicU64::new(0),
+            warned: AtomicBool::new(false),
         }
     }
 
@@ -200,6 +261,36 @@ impl StaticCacheCell {
     #[inline]
     pub fn is_retired(&self) -> bool {
         self.state.load(Ordering::Relaxed) == RETIRED
+    }
+
+    /// Returns how many objects of the type's allocator are alive: handed out through it (or
+    /// made boxes by [`CacheRegistration::keep`]) and not freed (or given back with
+    /// [`CacheRegistration::to_obj`]). A snapshot: other CPUs may allocate and free meanwhile.
+    #[inline]
+    pub fn live_objects(&self) -> usize {
+        (self.count.load(Ordering::Relaxed) / LIVE_ONE) as usize
+    }
+
+    /// Takes an allocation that entered the count when it read `entered` out of flight, adding
+    /// `delta`: minus one in flight, plus one object if it got one.
+    #[inline]
+    fn leave(&self, entered: u64, delta: u64) {
+        // Release: the allocation's slab call happens before a destroy that the drop decides on
+        // once it has acquired this (directly, or through `draining`).
+        let left = self.count.fetch_add(delta, Ordering::Release);
+        // In flight when the drop closed the cell (entered before the close, leaving after it):
+        // one of those the drop waits for. One compare on a value the add returns.
+        if entered & CLOSED == 0 && left & CLOSED != 0 {
+            self.drained();
+        }
+    }
+
+    /// Tells the drop waiting in [`CacheRegistration::drop`] that one more of the allocations
+    /// it waits for has left.
+    #[cold]
+    fn drained(&self) {
+        // Release: as in `leave`; the drop acquires it.
+        self.draining.fetch_sub(1, Ordering::Release);
     }
 }
 
@@ -275,7 +366,8 @@ macro_rules! static_cache {
 ///
 /// There is one per `C` per boot: see [`CacheRegistration::new`].
 ///
-/// Context: creating and dropping a registration may sleep (process context only).
+/// Context: creating and dropping a registration may sleep (process context only). The drop
+/// also waits, spinning, for the allocations through `C` that are in the slab when it goes.
 ///
 /// [`ObjArray`]: super::ObjArray
 /// [`FreeBatch`]: super::FreeBatch
@@ -363,11 +455,15 @@ impl<C: StaticCache> CacheRegistration<C> {
         }
         match cache::create::<C::Item>(C::NAME, C::FLAGS) {
             Ok(cache) => {
-                // An allocation that sees `LIVE` (SeqCst, so acquiring) sees this store; an
-                // object handed to another thread is handed with synchronisation of its own.
+                // Published by the `OPEN` below: an allocation that sees the cell open (its
+                // acquiring add reads from this release or a later add of the word, all in its
+                // release sequence) sees this store; an object handed to another thread is
+                // handed with synchronisation of its own.
                 cell.cache.store(cache.as_ptr().cast(), Ordering::Relaxed);
-                // INVARIANT: the cell holds the new cache, for `C::Item`, and is `LIVE`.
-                cell.state.store(LIVE, Ordering::SeqCst);
+                // INVARIANT: the cell holds the new cache, for `C::Item`, is `LIVE`, and open
+                // (it was not: nothing but this registration sets `OPEN`, once per cell).
+                cell.state.store(LIVE, Ordering::Relaxed);
+                cell.count.fetch_or(OPEN, Ordering::Release);
                 Ok(Self {
                     cache,
                     _type: PhantomData,
@@ -393,8 +489,8 @@ impl<C: StaticCache> CacheRegistration<C> {
             return Err(obj);
         }
         // Relaxed: the registration, borrowed by `self`, is dropped only after that borrow
-        // ends, which orders this increment before its check.
-        C::cell().live.fetch_add(1, Ordering::Relaxed);
+        // ends, which orders this increment before the drop reads the count.
+        C::cell().count.fetch_add(LIVE_ONE, Ordering::Relaxed);
         // SAFETY: `obj` is a live object of the cache in `C`'s cell holding a valid `C::Item`,
         // now counted: what `C`'s allocator hands out for `Layout::new::<C::Item>()`, and what
         // it frees. Its ownership moves to the box.
@@ -412,8 +508,8 @@ impl<C: StaticCache> CacheRegistration<C> {
     pub fn to_obj(&self, boxed: Box<C::Item, C>) -> Obj<'_, C::Item> {
         let raw = Box::into_raw(boxed);
         // The object is the returned `Obj`'s now, which borrows `self`: it no longer needs the
-        // count to keep the cache (Relaxed, as in `keep`).
-        C::cell().live.fetch_sub(1, Ordering::Relaxed);
+        // count to keep the cache.
+        uncount::<C>();
         // SAFETY: `C::Item` is not zero-sized (a cache of it exists), so the box's memory came
         // from `C`'s allocator for `Layout::new::<C::Item>()`, or from `keep`: a live, counted
         // object of the cache in `C`'s cell, which is `self`'s (a cell is registered once, and
@@ -436,18 +532,50 @@ impl<C: StaticCache> Deref for CacheRegistration<C> {
 impl<C: StaticCache> Drop for CacheRegistration<C> {
     fn drop(&mut self) {
         let cell = C::cell();
-        // INVARIANT: `LIVE -> RETIRED`; the pointer stays, valid if objects are left. From here
-        // on an allocation through `C` fails. SeqCst, with the load below and an allocation's
-        // count and check: either the allocation sees `RETIRED` or the load sees it counted.
-        cell.state.store(RETIRED, Ordering::SeqCst);
-        // Acquiring: pairs with the Release of each free, so that its `kmem_cache_free` has
-        // returned before the cache is destroyed.
-        let live = cell.live.load(Ordering::SeqCst);
+        // INVARIANT: `LIVE -> RETIRED`; the pointer stays, valid if objects are left.
+        cell.state.store(RETIRED, Ordering::Relaxed);
+        // INVARIANT: closes the cell, open until now (type invariant): `OPEN` off and `CLOSED`
+        // on in one operation. From here on an allocation through `C` is refused: its entry
+        // reads the word after this. The allocations in flight in the word read here entered
+        // before it, so saw the cell open (or saw it not yet open and are being refused), and
+        // may be using the cache. Relaxed: nothing is published, and what must happen before a
+        // destroy is acquired below.
+        let closed = cell.count.fetch_xor(OPEN | CLOSED, Ordering::Relaxed);
+        let in_flight = (closed & IN_FLIGHT_MASK) / IN_FLIGHT_ONE;
+        if in_flight != 0 {
+            // Each of them, leaving, sees `CLOSED` (it leaves after this) where its entry did
+            // not, and counts `draining` down once; some may have done so already, which the
+            // add brings back above 0. The value is then the number still in flight, never
+            // below 0, and falls to 0 once they have all left. Allocations refused after the
+            // close do not count in it: however many keep coming, the wait ends.
+            cell.draining.fetch_add(in_flight, Ordering::Relaxed);
+            // Acquiring: pairs with the Release of each count-down (all the changes of
+            // `draining` are read-modify-writes, so the 0 read here is in the release sequence of
+            // every one of them), which follows its allocation's last use of the cache and its
+            // move to an object, if it got one.
+            //
+            // Context: this spins (`cpu_relax()`); it waits for slab calls that entered before
+            // the close, which return in the time of one allocation. An allocation that may
+            // sleep (`GFP_KERNEL`), in flight on a task that can run only on this CPU, on a kernel
+            // without preemption, is the one case that would need a `cond_resched()` here.
+            while cell.draining.load(Ordering::Acquire) != 0 {
+                relax();
+            }
+        }
+        // Acquiring: pairs with the Release of every free, and of every allocation's leaving
+        // (the word changes only by read-modify-writes, so this read is in the release sequence
+        // of each of them): what they did to the cache happens before a destroy decided here.
+        // The value read is at least as late as the close (this thread's own operation) and as
+        // every leaving of the allocations waited for above (they happen before the wait's
+        // end): every object handed out before the close or by an allocation in flight at it
+        // is in it, unless its free has returned.
+        let live = cell.count.load(Ordering::Acquire) / LIVE_ONE;
         if live == 0 {
             // SAFETY: The cache is live and destroyed only here (type invariant). No borrowed
             // object or batch is left: they borrow `self`. No object of `C`'s allocator is left,
-            // the frees of those that were have returned, and no allocation is in progress or
-            // can start (it would be counted, or see `RETIRED`).
+            // and the frees of those that were have returned; every allocation that entered
+            // before the close has left the slab (waited for above), and every one after it is
+            // refused without touching the cache.
             unsafe { ffi::destroy(self.cache.as_ptr().cast()) };
         } else {
             crate::pr_warn!(
@@ -457,6 +585,16 @@ impl<C: StaticCache> Drop for CacheRegistration<C> {
             );
         }
     }
+}
+
+/// One step of the registration's wait for allocations in flight: `cpu_relax()` in the kernel;
+/// in the twin the thread yields, as the allocation it waits for may be descheduled.
+#[inline]
+fn relax() {
+    #[cfg(CONFIG_RUST)]
+    core::hint::spin_loop();
+    #[cfg(not(CONFIG_RUST))]
+    std::thread::yield_now();
 }
 
 impl<C: StaticCache> fmt::Debug for CacheRegistration<C> {
@@ -484,22 +622,29 @@ fn dangling<C: StaticCache>(align: usize) -> NonNull<[u8]> {
     NonNull::slice_from_raw_parts(ptr, 0)
 }
 
-/// Allocates one object of `C`'s cache, counted in its cell, if the cell is `LIVE`.
+/// Allocates one object of `C`'s cache, counted in its cell, if the cell is open.
 #[inline]
 fn alloc_object<C: StaticCache>(flags: Flags, node: Node) -> Result<NonNull<u8>, AllocError> {
     let cell = C::cell();
-    // Counted first, then checked (both SeqCst, against the registration's `RETIRED` store and
-    // count load): a registration dropped meanwhile sees this count and keeps the cache.
-    cell.live.fetch_add(1, Ordering::SeqCst);
-    let uncount = Uncount(&cell.live);
-    if cell.state.load(Ordering::SeqCst) != LIVE {
+    // Enters the count, and learns in the same add whether the cell is open: the registration's
+    // drop closes it with one operation on the same word, so this add is either before the
+    // close (the drop then sees this allocation in flight and waits for it to leave) or after it
+    // (and sees the cell closed). Acquire: if the cell is open, this reads from the
+    // registration's `OPEN` or from a later change of the word (each a read-modify-write, so in
+    // the `OPEN`'s release sequence), and sees the cache stored before it.
+    let entered = cell.count.fetch_add(IN_FLIGHT_ONE, Ordering::Acquire);
+    // Out of flight again, with nothing, if this returns before `disarm`: refused, failed, or
+    // (in userspace) unwinding from a panic in the slab.
+    let leave = Leave { cell, entered };
+    if entered & OPEN == 0 {
+        // Before the registration, or after its drop: refused, the cache is not touched.
         return Err(AllocError);
     }
-    // Stored before `LIVE`, which the load above acquired.
+    // Stored before `OPEN`, which the add above acquired.
     let cache = cell.cache.load(Ordering::Relaxed);
-    // SAFETY: `cache` is live: the cell was `LIVE` after this allocation was counted, so the
-    // registration, if dropped since, found it counted and kept the cache. The call may be made
-    // in any context `flags` allows, which is the caller's contract.
+    // SAFETY: `cache` is live: the cell was open when this allocation entered the count, so a
+    // registration dropped since waits for it to leave before it reads the count. The call may
+    // be made in any context `flags` allows, which is the caller's contract.
     let obj = unsafe {
         if node == NUMA_NO_NODE {
             ffi::alloc(cache, flags)
@@ -508,8 +653,10 @@ fn alloc_object<C: StaticCache>(flags: Flags, node: Node) -> Result<NonNull<u8>,
         }
     };
     let obj = NonNull::new(obj.cast::<u8>()).ok_or(AllocError)?;
-    // Counted for as long as the object lives: `free_object` takes it out.
-    mem::forget(uncount);
+    // From in flight to an object, in one add: counted for as long as it lives, which keeps the
+    // cache; `free_object` takes it out.
+    leave.disarm();
+    cell.leave(entered, LIVE_ONE.wrapping_sub(IN_FLIGHT_ONE));
     Ok(obj)
 }
 
@@ -522,14 +669,43 @@ fn alloc_object<C: StaticCache>(flags: Flags, node: Node) -> Result<NonNull<u8>,
 #[inline]
 unsafe fn free_object<C: StaticCache>(obj: NonNull<u8>) {
     let cell = C::cell();
-    // Leaves the count once the object is freed.
-    let _uncount = Uncount(&cell.live);
+    // Out of the count once the object is freed (also if the free panics, in userspace).
+    let _uncount = Uncount::<C>(PhantomData);
     // The pointer was stored before this object was counted, and is never changed again.
     let cache = cell.cache.load(Ordering::Relaxed);
     // SAFETY: `obj` is a live object of `cache`, handed over by the caller. `cache` is valid
     // until `_uncount` is dropped: the object is counted, so the registration has not destroyed
     // the cache, and will not until the count drops.
     unsafe { ffi::free(cache, obj.as_ptr().cast()) };
+}
+
+/// Takes one object out of `C`'s count.
+#[inline]
+fn uncount<C: StaticCache>() {
+    let cell = C::cell();
+    // Release: pairs with the registration's count load, so that the free (and every use of the
+    // cache by it) happens before a destroy that finds no object counted.
+    let before = cell.count.fetch_sub(LIVE_ONE, Ordering::Release);
+    // The count of objects is the word's highest field: below `LIVE_ONE`, it was 0.
+    if before < LIVE_ONE {
+        uncounted::<C>(cell);
+    }
+}
+
+/// An object that was never counted left the count (the caller broke [`free_object`]'s or
+/// `Box::from_raw`'s contract, see "What may be freed through `C`" in the module
+/// documentation): the subtract wrapped the count of objects, and only it, as it is the
+/// highest field; takes it back, and warns once per cell.
+#[cold]
+#[inline(never)]
+fn uncounted<C: StaticCache>(cell: &StaticCacheCell) {
+    cell.count.fetch_add(LIVE_ONE, Ordering::Relaxed);
+    if !cell.warned.swap(true, Ordering::Relaxed) {
+        crate::pr_warn!(
+            "slab_bulk: {:?}: an object its allocator never counted was given back to it\n",
+            C::NAME
+        );
+    }
 }
 
 /// `Allocator::realloc` for every kernel: one object per layout that fits (see "Layouts" in
@@ -578,10 +754,16 @@ unsafe fn realloc<C: StaticCache>(
 }
 
 // SAFETY: Every allocation is a live object of `C`'s cache (or, for a size of 0, a dangling
-// pointer), valid until it is freed: the cell counts it, and a registration dropped while it is
-// counted keeps the cache. Any object of the cache may be passed to any function here. From 7.0
-// the trait also asks for `MIN_ALIGN`: every object is aligned to `C::Item` (the cache's
-// alignment), and a zero-sized allocation's dangling pointer too.
+// pointer), valid until it is freed: the cell counts it from before the slab hands it out (in
+// flight, then as an object) until its free has returned, and a registration dropped while it
+// is counted keeps the cache. `realloc` is given, by its contract, only memory that this
+// allocator returned (with its layout): here, also an object that `CacheRegistration::keep`
+// made a box of, counted as an allocation is. No other object of the cache reaches it: one
+// from an `Obj`, `ObjArray`, `SlotObjs` or `FreeBatch` of the registration was not returned by
+// this allocator, and only `unsafe` code (`Box::from_raw`), breaking its own contract, could
+// pass one (what then happens: "What may be freed through `C`" in the module documentation).
+// From 7.0 the trait also asks for `MIN_ALIGN`: every object is aligned to `C::Item` (the
+// cache's alignment), and a zero-sized allocation's dangling pointer too.
 unsafe impl<C: StaticCache> Allocator for C {
     #[cfg(kernel_ge_7_0)]
     const MIN_ALIGN: usize = mem::align_of::<C::Item>();
@@ -616,14 +798,35 @@ fn node_id(nid: crate::alloc::NumaNode) -> Node {
         .unwrap_or(NUMA_NO_NODE)
 }
 
-/// Takes one object out of its cell's count when dropped.
-struct Uncount<'a>(&'a AtomicUsize);
+/// Takes an allocation out of flight, with nothing, when dropped: one that was refused or
+/// failed.
+struct Leave<'a> {
+    cell: &'a StaticCacheCell,
+    /// The word the allocation's entry read.
+    entered: u64,
+}
 
-impl Drop for Uncount<'_> {
+impl Leave<'_> {
+    /// The allocation got an object: it leaves by another add.
+    #[inline]
+    fn disarm(self) {
+        mem::forget(self);
+    }
+}
+
+impl Drop for Leave<'_> {
     #[inline]
     fn drop(&mut self) {
-        // Release: pairs with the registration's count load, so that the free (and every use
-        // of the cache by it) happens before a destroy that finds the count at 0.
-        self.0.fetch_sub(1, Ordering::Release);
+        self.cell.leave(self.entered, IN_FLIGHT_ONE.wrapping_neg());
+    }
+}
+
+/// Takes one object out of `C`'s count when dropped.
+struct Uncount<C: StaticCache>(PhantomData<C>);
+
+impl<C: StaticCache> Drop for Uncount<C> {
+    #[inline]
+    fn drop(&mut self) {
+        uncount::<C>();
     }
 }
