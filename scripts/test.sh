@@ -476,6 +476,14 @@ kernel_qemu_tests() {
 		unload rust_alf_queue_bench
 		load /modules/rust_qmempool_bench.ko outstanding=1,256 objs=4096 runs=1
 		unload rust_qmempool_bench
+		load /modules/rust_qmempool_leak.ko
+		unload rust_qmempool_leak
+		if echo 2 >/proc/sys/vm/drop_caches && echo 0 >/sys/devices/system/cpu/cpu1/online &&
+			echo 1 >/sys/devices/system/cpu/cpu1/online; then
+			say "qmempool_leak: reclaim and CPU 1 offline and online after rmmod"
+		else
+			say "qmempool_leak: reclaim or CPU hotplug refused"
+		fi
 		load /modules/rust_skb_free_bench.ko check=1
 		unload rust_skb_free_bench
 		load /modules/rust_skb_free_bench.ko bulk=1,32 objs=4096 runs=2
@@ -526,6 +534,21 @@ kernel_qemu_tests() {
 			# (The C reference's self-checks fail the load with a FAIL line.)
 			bench_smoke alf_queue rust_alf_queue_bench
 		bench_smoke qmempool rust_qmempool_bench
+		# A pool leaked by a module (rust_qmempool_leak.rs): after rmmod, reclaim and a CPU going
+		# offline must call none of its callbacks (the module's going undid them: its line), and
+		# its cache must have been kept for it (KmemCache's line), not destroyed.
+		why=
+		for want in 'rfl_test: qmempool_leak loaded' 'qmempool: a module leaked a pool' \
+			'slab_bulk: cache dropped while 1 leaked user' \
+			'rfl_guest: qmempool_leak: reclaim and CPU 1 offline and online after rmmod'; do
+			grep -q "$want" "$klogs/qemu.log" || why="$why; no line '$want'"
+		done
+		if [ -z "$why" ]; then
+			count "a pool leaked by an unloaded module, then reclaim and CPU offline (QEMU)" 1 0
+		else
+			grep -E 'qmempool|rust_qmempool_leak' "$klogs/qemu.log" | tail -8 >&2
+			count "a pool leaked by an unloaded module (QEMU)${why}" 0 1
+		fi
 		bench_smoke skb_free rust_skb_free_bench
 		# The skb free paths, each skb released exactly once (a counting destructor), the skb
 		# head cache back to its count; then igb's TX cleanup through the shim under pktgen,
