@@ -8,7 +8,10 @@
 # holds), after which the skb head count must be back to the baseline taken before the first
 # (skb_heads.sh):
 #   full    FWD_TEST_PACKETS frames through each free path (shim, napi, any), every one
-#           forwarded and completed;
+#           forwarded and completed; after each path the head count is back within the slack
+#           (so with 300000 frames, UML's default, one skb lost in a thousand fails a path), and
+#           the shim's own count (ixgbe_bulk_shim.batches) must show every frame of its run
+#           freed by its bulk frees, at least FWD_MIN_BATCH per call on average;
 #   down    an endless burst through the shim, fwdnic1 taken down mid-traffic, then fwdnic0
 #           (frames must have been forwarded before, and the burst cut short);
 #   unload  the module unloaded.
@@ -16,13 +19,20 @@
 # and, in UML, in kmemleak's report, which the host compares before and after.
 #
 # Lines:
-#   rfl_test: fwdnic full PASS forwarded=300000 before=300 after=330 slack=64
+#   rfl_test: fwdnic full PASS forwarded=900000 calls=28125 skbs=300000 before=300 after=330 slack=64
 #   rfl_test: fwdnic down PASS before=300 after=320 slack=64
 #   rfl_test: fwdnic unload PASS before=300 after=300 slack=64
 #   rfl_test: fwdnic done
 # A phase FAILs when the count grew by more than the slack or a step failed (the line says which).
 
-FWD_TEST_PACKETS=${FWD_TEST_PACKETS:-100000}
+FWD_TEST_PACKETS=${FWD_TEST_PACKETS:-300000}
+FWD_MIN_BATCH=${FWD_MIN_BATCH:-8}
+shim_batches=/sys/module/ixgbe_bulk_shim/parameters/batches
+
+# shim_counts: "CALLS SKBS", the shim's bulk frees so far.
+shim_counts() {
+	sed -n 's/^calls=\([0-9]*\) skbs=\([0-9]*\)$/\1 \2/p' "$shim_batches"
+}
 
 # fwd_verdict PHASE WHY [KEY=VALUE...]: PHASE's line; PASS when WHY is empty and the heads
 # are back to the baseline.
@@ -48,18 +58,34 @@ if ! { [ -d "$fwd_dir" ] && fwd_links up; } && ! fwd_setup "$FWD_MODULE" $FWD_AR
 elif ! busybox ip link set fwdnic1 qlen 32767; then
 	echo "rfl_test: fwdnic full FAIL qlen refused" >/dev/console
 else
-	why='' total=0
+	why='' total=0 batches=
 	for path in shim napi any; do
 		echo $path >"$fwd_params"/tx_free || why="$why tx_free=$path refused"
+		# shellcheck disable=SC2046 # two numbers
+		set -- $(shim_counts)
+		calls0=${1:-0} skbs0=${2:-0}
 		fwd_run "$FWD_TEST_PACKETS" || why="$why $path: run $fwd_result"
-		say "fwdnic $path: $fwd_result"
+		# shellcheck disable=SC2046 # two numbers
+		set -- $(shim_counts)
+		calls=$((${1:-0} - calls0)) skbs=$((${2:-0} - skbs0))
+		heads=$(skb_heads)
+		say "fwdnic $path: $fwd_result heads=$heads"
 		case $fwd_result in
 		*"forwarded=$FWD_TEST_PACKETS "*"free=$path complete=1") total=$((total + FWD_TEST_PACKETS)) ;;
 		*) why="$why $path: $fwd_result" ;;
 		esac
+		[ $((heads - fwd_base)) -le "$fwd_slack" ] || why="$why $path: heads=$heads after its run"
+		if [ $path = shim ]; then
+			batches="calls=$calls skbs=$skbs"
+			[ "$skbs" = "$FWD_TEST_PACKETS" ] || why="$why shim: its bulk frees freed $skbs skbs"
+			[ $((calls * FWD_MIN_BATCH)) -le "$skbs" ] && [ "$calls" -gt 0 ] ||
+				why="$why shim: $calls bulk frees for $skbs skbs"
+		elif [ "$calls" != 0 ]; then
+			why="$why $path: the shim made $calls bulk frees"
+		fi
 	done
 	fwd_links down || why="$why link down"
-	fwd_verdict full "$why" "forwarded=$total"
+	fwd_verdict full "$why" "forwarded=$total $batches"
 
 	why=''
 	fwd_links up || why=" link up"

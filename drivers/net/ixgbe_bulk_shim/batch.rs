@@ -131,6 +131,7 @@ impl<const N: usize> SkbFreeBatch<N> {
         unsafe {
             bindings::napi_consume_skb_bulk(self.skbs.as_mut_ptr().cast(), count, self.budget)
         };
+        crate::count_batch(count);
     }
 }
 

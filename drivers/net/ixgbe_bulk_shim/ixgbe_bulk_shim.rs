@@ -55,6 +55,15 @@ extern "C" {
     static ixgbe_bulk_shim_enable: AtomicBool;
 }
 
+/// Counts a bulk free of `skbs` skbs in this CPU's counters (`ixgbe_bulk_shim_syms.c`, read
+/// at `/sys/module/ixgbe_bulk_shim/parameters/batches`).
+#[inline]
+pub(crate) fn count_batch(skbs: core::ffi::c_uint) {
+    // SAFETY: The function only adds to this CPU's counters (`this_cpu_add()`), which is sound
+    // in any context.
+    unsafe { bindings::ixgbe_bulk_shim_count_batch(skbs) };
+}
+
 /// Whether a cleanup starting now frees in bulk: `ixgbe_bulk_shim.enable`, read once.
 #[inline]
 fn bulk_enabled() -> bool {
