@@ -7,7 +7,7 @@
 # Three phases, each ending with both ports down (fwdnic_stop() frees what its TX ring still
 # holds), after which the skb head count must be back to the baseline taken before the first
 # (skb_heads.sh):
-#   full    FWD_TEST_PACKETS frames through each free path (shim, napi, any), every one
+#   full    FWD_TEST_PACKETS frames through each free path (shim, napi, any, slab-bulk), each
 #           forwarded and completed; after each path the head count is back within the slack
 #           (so with 300000 frames, UML's default, one skb lost in a thousand fails a path), and
 #           the shim's own count (ixgbe_bulk_shim.batches) must show every frame of its run
@@ -59,7 +59,7 @@ elif ! busybox ip link set fwdnic1 qlen 32767; then
 	echo "rfl_test: fwdnic full FAIL qlen refused" >/dev/console
 else
 	why='' total=0 batches=
-	for path in shim napi any; do
+	for path in shim napi any slab-bulk; do
 		echo $path >"$fwd_params"/tx_free || why="$why tx_free=$path refused"
 		# shellcheck disable=SC2046 # two numbers
 		set -- $(shim_counts)

@@ -20,9 +20,13 @@
  *    descriptor up to the tail is complete (there is no wire to wait for),
  *    at most 256 per poll, skbs freed in ring order through the free path
  *    that tx_free selects, read once per cleanup:
- *      shim  the ixgbe bulk-free shim's batch of 32 (include/net/ixgbe_bulk_shim.h);
- *      napi  napi_consume_skb() per skb, what ixgbe does today;
- *      any   dev_consume_skb_any() per skb, what ixgbe did before 2015's bulk free.
+ *      shim       the ixgbe bulk-free shim's batch of 32 (include/net/ixgbe_bulk_shim.h);
+ *      napi       napi_consume_skb() per skb, what ixgbe does today;
+ *      any        dev_consume_skb_any() per skb, what ixgbe did before 2015's bulk free;
+ *      slab-bulk  the 2015 RFC's mechanism without the NAPI skb cache: the
+ *                 cleanup's skbs linked through skb->next and given to
+ *                 kfree_skb_list_reason(), which releases each one and frees
+ *                 the heads with one kmem_cache_free_bulk() per 16.
  *
  * So skbs stay in flight on the TX ring as on a NIC, and their heads go
  * back to slabs other than the CPU's current one.  rx_cpu and tx_cpu route
@@ -72,12 +76,14 @@ enum fwdnic_free {
 	FWDNIC_FREE_SHIM,
 	FWDNIC_FREE_NAPI,
 	FWDNIC_FREE_ANY,
+	FWDNIC_FREE_SLAB_BULK,
 };
 
 static const char * const fwdnic_free_names[] = {
 	[FWDNIC_FREE_SHIM] = "shim",
 	[FWDNIC_FREE_NAPI] = "napi",
 	[FWDNIC_FREE_ANY] = "any",
+	[FWDNIC_FREE_SLAB_BULK] = "slab-bulk",
 };
 
 static int fwdnic_tx_free = FWDNIC_FREE_SHIM;
@@ -182,7 +188,7 @@ static bool fwdnic_work_waiting(struct fwdnic_port *port)
 
 	if (port == fwdnic.port[0] && fwdnic_bursting())
 		return true;
-	return pending && (pending >= tx_coalesce || !fwdnic_bursting());
+	return pending && (pending >= READ_ONCE(tx_coalesce) || !fwdnic_bursting());
 }
 
 /* Ends the poll: unmasks the interrupt and raises it again if work is waiting. */
@@ -195,10 +201,14 @@ static void fwdnic_irq_unmask(struct fwdnic_port *port)
 		fwdnic_irq(port);
 }
 
-/* Frees the skb of a completed TX descriptor through the selected path. */
+/*
+ * Frees the skb of a completed TX descriptor through the selected path, or,
+ * for slab-bulk, links it at @end, the end of a list in ring order that the
+ * caller frees once the cleanup loop ends.
+ */
 static __always_inline void fwdnic_free_skb(struct ixgbe_bulk_shim *done,
-					    int how, struct sk_buff *skb,
-					    int napi_budget)
+					    struct sk_buff ***end, int how,
+					    struct sk_buff *skb, int napi_budget)
 {
 	switch (how) {
 	case FWDNIC_FREE_SHIM:
@@ -206,6 +216,10 @@ static __always_inline void fwdnic_free_skb(struct ixgbe_bulk_shim *done,
 		break;
 	case FWDNIC_FREE_NAPI:
 		napi_consume_skb(skb, napi_budget);
+		break;
+	case FWDNIC_FREE_SLAB_BULK:
+		**end = skb;
+		*end = &skb->next;
 		break;
 	default:
 		dev_consume_skb_any(skb);
@@ -217,6 +231,7 @@ static __always_inline void fwdnic_free_skb(struct ixgbe_bulk_shim *done,
 static bool fwdnic_clean_tx(struct fwdnic_port *port, int napi_budget)
 {
 	struct ixgbe_bulk_shim done __uninitialized;
+	struct sk_buff *list = NULL, **list_end = &list;
 	int how = READ_ONCE(fwdnic_tx_free);
 	unsigned int i = port->tx_next_to_clean;
 	/* Pairs with the release in fwdnic_xmit(): the skbs up to here are stored. */
@@ -232,12 +247,17 @@ static bool fwdnic_clean_tx(struct fwdnic_port *port, int napi_budget)
 		port->tx_skb[i & FWDNIC_RING_MASK] = NULL;
 		bytes += skb->len;
 		packets++;
-		fwdnic_free_skb(&done, how, skb, napi_budget);
+		fwdnic_free_skb(&done, &list_end, how, skb, napi_budget);
 		i++;
 		budget--;
 	}
 	if (how == FWDNIC_FREE_SHIM)
 		ixgbe_bulk_shim_flush(&done);
+	/* kfree_skb_list_reason() bulk-frees, which needs IRQs enabled, as here. */
+	if (list) {
+		*list_end = NULL;
+		kfree_skb_list_reason(list, SKB_CONSUMED);
+	}
 	/* Pairs with the acquire in fwdnic_tx_unused(): the slots are empty. */
 	smp_store_release(&port->tx_next_to_clean, i);
 
@@ -341,7 +361,7 @@ static int fwdnic_poll(struct napi_struct *napi, int budget)
 
 	/* In polling mode, clean once tx_coalesce descriptors wait. */
 	if (budget > 0 && fwdnic_tx_polling(port) &&
-	    READ_ONCE(port->tx_tail) - port->tx_next_to_clean < tx_coalesce)
+	    READ_ONCE(port->tx_tail) - port->tx_next_to_clean < READ_ONCE(tx_coalesce))
 		return budget;
 	clean = fwdnic_clean_tx(port, budget);
 	if (budget <= 0)	/* netpoll */
@@ -378,7 +398,7 @@ static netdev_tx_t fwdnic_xmit(struct sk_buff *skb, struct net_device *dev)
 	}
 
 	pending = tail + 1 - READ_ONCE(port->tx_next_to_clean);
-	if (pending >= tx_coalesce || !fwdnic_bursting())
+	if (pending >= READ_ONCE(tx_coalesce) || !fwdnic_bursting())
 		fwdnic_irq(port);
 	return NETDEV_TX_OK;
 }
@@ -598,9 +618,28 @@ static const struct kernel_param_ops fwdnic_tx_free_ops = {
 };
 
 module_param_cb(tx_free, &fwdnic_tx_free_ops, NULL, 0644);
-MODULE_PARM_DESC(tx_free, "TX completion frees skbs by: shim (default), napi or any");
-module_param(tx_coalesce, uint, 0444);
-MODULE_PARM_DESC(tx_coalesce, "TX descriptors per TX interrupt during a burst (128)");
+MODULE_PARM_DESC(tx_free, "TX completion frees skbs by: shim (default), napi, any or slab-bulk");
+/* Between bursts, as ixgbe's interrupt moderation can be changed with ethtool -C. */
+static int fwdnic_tx_coalesce_set(const char *val, const struct kernel_param *kp)
+{
+	unsigned int n;
+	int err = kstrtouint(val, 0, &n);
+
+	if (err)
+		return err;
+	if (!n || n > FWDNIC_RING_SIZE)
+		return -EINVAL;
+	WRITE_ONCE(tx_coalesce, n);
+	return 0;
+}
+
+static const struct kernel_param_ops fwdnic_tx_coalesce_ops = {
+	.set = fwdnic_tx_coalesce_set,
+	.get = param_get_uint,
+};
+
+module_param_cb(tx_coalesce, &fwdnic_tx_coalesce_ops, &tx_coalesce, 0644);
+MODULE_PARM_DESC(tx_coalesce, "TX descriptors per TX interrupt during a burst (1-512, 128)");
 /* An interrupt's CPU, as its smp_affinity: -1 (the raising CPU) or an online CPU. */
 static int fwdnic_cpu_set(const char *val, const struct kernel_param *kp)
 {
@@ -642,10 +681,6 @@ static int __init fwdnic_init(void)
 	struct net_device *dev;
 	int i, err;
 
-	if (!tx_coalesce || tx_coalesce > FWDNIC_RING_SIZE) {
-		pr_err("tx_coalesce=%u: not in 1-%u\n", tx_coalesce, FWDNIC_RING_SIZE);
-		return -EINVAL;
-	}
 	mutex_init(&fwdnic.run_lock);
 	init_completion(&fwdnic.run_done);
 
