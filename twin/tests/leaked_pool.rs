@@ -29,7 +29,11 @@ fn forgotten_pool_keeps_its_cache() {
     mem::forget(pool);
     let before = released();
     drop(cache);
-    assert_eq!(released(), before, "a cache pinned by a leaked pool was destroyed");
+    assert_eq!(
+        released(),
+        before,
+        "a cache pinned by a leaked pool was destroyed"
+    );
 }
 
 #[test]
@@ -41,5 +45,9 @@ fn dropped_pool_unpins_its_cache() {
     drop(pool);
     let before = released();
     drop(cache);
-    assert_eq!(released(), before + 1, "the cache of a dropped pool was not destroyed");
+    assert_eq!(
+        released(),
+        before + 1,
+        "the cache of a dropped pool was not destroyed"
+    );
 }
