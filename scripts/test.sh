@@ -209,9 +209,14 @@ out_of_bounds() {
 # first line, with nothing provisioned, built or booted and results/ untouched.  CACHE_DIR is
 # an empty file, under which nothing can be made: a value let through fails at the first
 # step that would provision, build or boot, and the file is no longer alone and empty.  No
-# boot: the QEMU step checks the modules' own words against these.
+# boot: the QEMU step checks the modules' own words against these.  Then the same check with
+# every shape of bad value of every parameter (negative, 2^32, 2^64, long digit strings, empty,
+# blank, not a number, trailing garbage, other bases, lists with empty items or longer than the
+# module's buffer, ...), the values the kernel's parser refuses before the module could say
+# what it takes and the values it stores for the module to refuse, and good values in each
+# spelling the kernel reads: scripts/bench-params-test.sh, without make (a case each).
 bench_refusals() {
-	local va var m table name kind lo hi arg want out rc cache before p=0 f=0
+	local va var m table name kind lo hi arg want out rc cache before tp tf p=0 f=0
 	local unset=(-u MAKEFLAGS -u MAKELEVEL) # a make of its own, whatever make test was given
 	log "make bench refuses bad module parameters before it builds anything"
 	cache=$(mktemp -d)
@@ -259,6 +264,14 @@ bench_refusals() {
 		f=$((f + 1))
 	fi
 	rm -rf "$cache"
+	tp=0 tf=1
+	read -r tp _ tf _ < <("$PROJECT/scripts/bench-params-test.sh" 2>"$logs/bench-params-test.log" |
+		grep -E '^[0-9]+ passed, [0-9]+ failed$')
+	if [ "$tf" != 0 ]; then
+		echo "  scripts/bench-params-test.sh: ${tp:-0} passed, ${tf:-?} failed ($logs/bench-params-test.log):" >&2
+		head -20 "$logs/bench-params-test.log" | sed 's/^/    /' >&2
+	fi
+	p=$((p + ${tp:-0})) f=$((f + ${tf:-1}))
 	count "make bench refuses each bad module parameter, nothing built" "$p" "$f"
 }
 
