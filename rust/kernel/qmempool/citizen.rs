@@ -17,7 +17,7 @@
 //! The callbacks are generic, so their code is in the crate that names the pool's type: a
 //! module, usually. A pool leaked with `mem::forget` stays registered, and once that module is
 //! unloaded the kernel would call freed code. So the registrations are kept in a part of the
-//! citizen that does not depend on the pool's type ([`Header`]), which code of the built-in
+//! citizen that does not depend on the pool's type (its `Header`), which code of the built-in
 //! `kernel` crate can undo: the citizen's drop, and, for a citizen whose callbacks are a
 //! module's code, a module notifier that undoes them when that module goes, before its memory is
 //! freed. A pool that was dropped has unregistered the notifier first.

@@ -78,6 +78,21 @@ pub(super) unsafe fn destroy(cache: *mut kmem_cache) {
     unsafe { bindings::kmem_cache_destroy(cache) }
 }
 
+/// Sleeps for about a millisecond (`msleep(1)`; the twin yields the thread instead): a wait
+/// for other tasks that may themselves sleep, such as allocations in the slab.
+///
+/// Process context only.
+#[inline(always)]
+pub(super) fn sleep_briefly() {
+    #[cfg(CONFIG_RUST)]
+    // SAFETY: `msleep` may be called from any process context, which is the caller's.
+    unsafe {
+        bindings::msleep(1)
+    };
+    #[cfg(not(CONFIG_RUST))]
+    std::thread::yield_now();
+}
+
 /// Allocates one object of `cache` (`kmem_cache_alloc`); NULL if none could be had.
 ///
 /// # Safety

@@ -367,7 +367,7 @@ macro_rules! static_cache {
 /// There is one per `C` per boot: see [`CacheRegistration::new`].
 ///
 /// Context: creating and dropping a registration may sleep (process context only). The drop
-/// also waits, spinning, for the allocations through `C` that are in the slab when it goes.
+/// also waits, sleeping, for the allocations through `C` that are in the slab when it goes.
 ///
 /// [`ObjArray`]: super::ObjArray
 /// [`FreeBatch`]: super::FreeBatch
@@ -554,10 +554,9 @@ impl<C: StaticCache> Drop for CacheRegistration<C> {
             // every one of them), which follows its allocation's last use of the cache and its
             // move to an object, if it got one.
             //
-            // Context: this spins (`cpu_relax()`); it waits for slab calls that entered before
-            // the close, which return in the time of one allocation. An allocation that may
-            // sleep (`GFP_KERNEL`), in flight on a task that can run only on this CPU, on a kernel
-            // without preemption, is the one case that would need a `cond_resched()` here.
+            // Context: this sleeps between checks (`relax`); it waits for slab calls that
+            // entered before the close, which return in the time of one allocation, even one
+            // that sleeps in reclaim on a task that can run only on this CPU.
             while cell.draining.load(Ordering::Acquire) != 0 {
                 relax();
             }
@@ -587,14 +586,12 @@ impl<C: StaticCache> Drop for CacheRegistration<C> {
     }
 }
 
-/// One step of the registration's wait for allocations in flight: `cpu_relax()` in the kernel;
-/// in the twin the thread yields, as the allocation it waits for may be descheduled.
+/// One step of the registration's wait for allocations in flight: a short sleep, not a spin, as
+/// an allocation in flight may sleep in the slab (direct reclaim) and, on a kernel without
+/// preemption, on no other CPU than this one.
 #[inline]
 fn relax() {
-    #[cfg(CONFIG_RUST)]
-    core::hint::spin_loop();
-    #[cfg(not(CONFIG_RUST))]
-    std::thread::yield_now();
+    ffi::sleep_briefly();
 }
 
 impl<C: StaticCache> fmt::Debug for CacheRegistration<C> {
