@@ -64,6 +64,12 @@ allowed_cpus() {
 refused=()
 for va in $BENCH_ARGS_VARS; do
 	var=${va%%:*} m=${va#*:}
+	# The value goes into the guest's plan as one line: a line break would start a command of
+	# its own there, which no check below would see.
+	if [[ ${!var} == *$'\n'* || ${!var} == *$'\r'* ]]; then
+		refused+=("$var: a line break; the parameters go on one line")
+		continue
+	fi
 	# The words insmod gets (split as the guest's shell splits the plan's line, unglobbed).
 	read -ra words <<<"${!var}"
 	rc=0

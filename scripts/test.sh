@@ -259,6 +259,9 @@ bench_refusals() {
 		want="$m: unknown parameter 'no_such_param': it takes $(cut -d' ' -f1 <<<"$table" | paste -sd,)"
 		try "$var" no_such_param=1 "${want//,/, }"
 	done
+	# A second line would run as a command of the guest's plan, unchecked.
+	try SLAB_BULK_ARGS $'runs=5\nbusybox poweroff -f' \
+		"error: SLAB_BULK_ARGS: a line break; the parameters go on one line"
 	if [ "$(results_state)" != "$before" ]; then
 		echo "  results/ changed" >&2
 		f=$((f + 1))
