@@ -54,7 +54,7 @@ fwd_links() {
 }
 
 # fwd_run PACKETS: one burst through the NIC and the stack; sets fwd_result to fwdnic's line
-# ("packets=N forwarded=N ns=T free=shim complete=1"), status 1 if the write was refused.
+# ("packets=N forwarded=N ns=T flows=1 free=shim complete=1"), status 1 if the write was refused.
 fwd_run() {
 	fwd_result=
 	echo "$1" >"$fwd_dir"/run || { fwd_result="refused"; return 1; }

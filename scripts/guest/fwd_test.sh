@@ -11,9 +11,14 @@
 #           forwarded and completed; after each path the head count is back within the slack
 #           (so with 300000 frames, UML's default, one skb lost in a thousand fails a path), and
 #           the shim's own count (ixgbe_bulk_shim.batches) must show every frame of its run
-#           freed by its bulk frees, at least FWD_MIN_BATCH per call on average;
-#   down    an endless burst through the shim, fwdnic1 taken down mid-traffic, then fwdnic0
-#           (frames must have been forwarded before, and the burst cut short);
+#           freed by its bulk frees, at least FWD_MIN_BATCH per call on average; on two CPUs
+#           then each path but any again with a flow into each port (flows=2), every skb freed
+#           by the CPU that did not allocate it;
+#   down    an endless burst through the shim, fwdnic1 taken down once FWD_DOWN_FRAMES are
+#           forwarded, then fwdnic0 once FWD_DROP_FRAMES more have been received and dropped
+#           (frames must have been forwarded before, and the burst cut short); while the frames
+#           are dropped, the heads allocated in skbuff_head_cache must stay within the rings,
+#           the qdisc, the per-CPU caches and KASAN's quarantine (fwd_bound);
 #   unload  the module unloaded.
 # A double free is KASAN's to report (the host greps the log); a lost head shows in the count
 # and, in UML, in kmemleak's report, which the host compares before and after.
@@ -26,6 +31,39 @@
 # A phase FAILs when the count grew by more than the slack or a step failed (the line says which).
 
 FWD_TEST_PACKETS=${FWD_TEST_PACKETS:-300000}
+FWD_DOWN_FRAMES=${FWD_DOWN_FRAMES:-100000}
+FWD_DROP_FRAMES=${FWD_DROP_FRAMES:-2000000}
+# The longest a step of the down phase waits for its frames, in seconds.
+fwd_wait_limit=${FWD_WAIT_LIMIT:-120}
+
+# What may be allocated in skbuff_head_cache at once while fwdnic's traffic is dropped: both
+# TX rings, the qdisc (1000 frames), the per-CPU caches' slack, and KASAN's quarantine, which
+# holds freed objects of every cache up to 1/32 of memory (twice that, for the batch being
+# trimmed and the routes it also holds, counted here as if they were heads).
+fwd_bound=$((2 * 512 + 1000 + $(skb_slack) +
+	2 * $(sed -n 's/^MemTotal: *\([0-9]*\) kB$/\1/p' /proc/meminfo) * 1024 / 32 /
+	$(cat /sys/kernel/slab/skbuff_head_cache/slab_size)))
+fwd_most=0
+
+# fwd_sample: note the heads allocated in skbuff_head_cache now (not shrunk: what the slab
+# holds, quarantined objects included), the most seen in fwd_most.
+fwd_sample() {
+	n=$(cut -d' ' -f1 "$skb_head_slab"/objects)
+	[ "$n" -le "$fwd_most" ] || fwd_most=$n
+}
+
+# fwd_wait_frames DEV COUNTER N [POLL]: wait until DEV's statistics COUNTER has grown by N,
+# running POLL at each look (10 a second); fails after fwd_wait_limit seconds.
+fwd_wait_frames() {
+	f=/sys/class/net/$1/statistics/$2
+	start=$(cat "$f") tries=$((fwd_wait_limit * 10))
+	while [ $(($(cat "$f") - start)) -lt "$3" ]; do
+		[ -z "${4:-}" ] || "$4"
+		tries=$((tries - 1))
+		[ "$tries" -gt 0 ] || return 1
+		sleep 0.1
+	done
+}
 FWD_MIN_BATCH=${FWD_MIN_BATCH:-8}
 shim_batches=/sys/module/ixgbe_bulk_shim/parameters/batches
 
@@ -84,26 +122,58 @@ else
 			why="$why $path: the shim made $calls bulk frees"
 		fi
 	done
+	# On two CPUs, each port also receives a flow and completes the other's TX (fwdnic's
+	# flows=2, interrupts on different CPUs as FWD_ARGS set them): every skb is freed on the CPU
+	# that did not allocate it, through 7.x's defer lists; each still exactly once.
+	if [ "$(grep -c '^processor' /proc/cpuinfo)" -ge 2 ]; then
+		if ! { busybox arp -i fwdnic0 -s 198.18.0.1 02:00:00:00:00:01 &&
+			echo 2 >"$fwd_params"/flows; }; then
+			why="$why cross: setup refused"
+		fi
+		for path in shim napi slab-bulk; do
+			echo $path >"$fwd_params"/tx_free || why="$why tx_free=$path refused"
+			fwd_run "$FWD_TEST_PACKETS" || why="$why cross $path: run $fwd_result"
+			heads=$(skb_heads)
+			say "fwdnic cross $path: $fwd_result heads=$heads"
+			case $fwd_result in
+			*"forwarded=$((2 * FWD_TEST_PACKETS)) "*"flows=2 free=$path complete=1")
+				total=$((total + 2 * FWD_TEST_PACKETS)) ;;
+			*) why="$why cross $path: $fwd_result" ;;
+			esac
+			[ $((heads - fwd_base)) -le "$fwd_slack" ] || why="$why cross $path: heads=$heads"
+		done
+		echo 1 >"$fwd_params"/flows || why="$why flows=1 refused"
+	fi
 	fwd_links down || why="$why link down"
 	fwd_verdict full "$why" "forwarded=$total $batches"
 
 	why=''
 	fwd_links up || why=" link up"
+	# The qdisc as a NIC's: what the software NIC may hold is then its rings and this queue.
+	busybox ip link set fwdnic1 qlen 1000 || why="$why qlen 1000 refused"
 	echo shim >"$fwd_params"/tx_free
 	fwd_run 1000000000 &
-	sleep 2
+	# Each step waits for the traffic, not for a time: FWD_DOWN_FRAMES forwarded, then as many
+	# dropped after fwdnic1 went down (no route: each frame is freed by the stack, its head
+	# and the input route it shares with its GRO batch going to KASAN's quarantine in the test
+	# kernels), sampling the heads allocated in skbuff_head_cache meanwhile, quarantined ones
+	# included, against fwd_bound.
+	fwd_wait_frames fwdnic1 tx_packets "$FWD_DOWN_FRAMES" fwd_sample ||
+		why="$why fewer than $FWD_DOWN_FRAMES frames forwarded in $fwd_wait_limit s"
 	busybox ip link set fwdnic1 down || why="$why fwdnic1 down"
-	sleep 1
+	fwd_wait_frames fwdnic0 rx_packets "$FWD_DROP_FRAMES" fwd_sample ||
+		why="$why fewer than $FWD_DROP_FRAMES frames dropped in $fwd_wait_limit s"
 	busybox ip link set fwdnic0 down || why="$why fwdnic0 down"
 	wait
 	result=$(cat "$fwd_dir"/run)
-	say "fwdnic down: $result"
+	say "fwdnic down: $result most=$fwd_most bound=$fwd_bound"
 	case $result in
 	*" forwarded=0 "*) why="$why nothing forwarded before the ports went down" ;;
 	*"complete=0") ;;
 	*) why="$why the burst was not cut short" ;;
 	esac
-	fwd_verdict down "$why"
+	[ "$fwd_most" -le "$fwd_bound" ] || why="$why $fwd_most heads allocated at once (bound $fwd_bound)"
+	fwd_verdict down "$why" "most=$fwd_most bound=$fwd_bound"
 
 	why=''
 	busybox rmmod fwdnic || why=" rmmod failed"

@@ -5,8 +5,12 @@
  *
  * fwdnic0 receives a burst of frames from a template, the UDP single flow
  * of pktgen_sample03_burst_single_flow.sh (60 bytes: 198.18.0.1:9 to
- * 172.16.0.66:9), which the stack forwards out of fwdnic1.  Each port has
- * ixgbe's rings (512 RX and 512 TX descriptors) and NAPI poll:
+ * 172.16.0.66:9), which the stack forwards out of fwdnic1.  With flows=2,
+ * fwdnic1 receives a burst of the same length at the same time, the flow in
+ * the opposite direction (172.16.0.66:9 to 198.18.0.1:9), which the stack
+ * forwards out of fwdnic0: each port then receives one flow and completes
+ * the other's TX, on its interrupt's CPU.  Each port has ixgbe's rings (512
+ * RX and 512 TX descriptors) and NAPI poll:
  *
  *  - RX "DMA" copies the template into a buffer of the RX ring, a page
  *    fragment, and the poll builds the skb around it with napi_build_skb(),
@@ -37,11 +41,12 @@
  * an IPI per tx_coalesce descriptors (fwdnic_tx_polling()).
  *
  * Control, in debugfs (fwdnic/): writing N to "run" sends a burst of N
- * frames into fwdnic0 and returns once fwdnic1 has completed N frames, or
- * once nothing has moved for a second; reading "run" then gives what the
- * last run did, one line of key=value pairs.  Both ports must be up, with
- * forwarding set up (ip_forward, a route and a neighbour for 172.16.0.66
- * on fwdnic1).
+ * frames into fwdnic0 (and N into fwdnic1 with flows=2) and returns once the
+ * ports have completed as many frames, or once nothing has moved for a
+ * second; reading "run" then gives what the last run did, one line of
+ * key=value pairs.  Both ports must be up, with forwarding set up
+ * (ip_forward, a route and a neighbour for 172.16.0.66 on fwdnic1, and with
+ * flows=2 one for 198.18.0.1 on fwdnic0).
  */
 
 #include <linux/atomic.h>
@@ -88,6 +93,8 @@ static const char * const fwdnic_free_names[] = {
 
 static int fwdnic_tx_free = FWDNIC_FREE_SHIM;
 static unsigned int tx_coalesce = 128;
+/* 1: a flow into fwdnic0; 2: a second one into fwdnic1, the other way. */
+static unsigned int flows = 1;
 /* The CPUs of the ports' interrupts, -1 for the CPU that raises it. */
 static int fwdnic_irq_cpu[FWDNIC_PORTS] = { -1, -1 };
 
@@ -102,6 +109,10 @@ struct fwdnic_port {
 	/* RX ring: a page fragment per descriptor, owned by the NAPI poll. */
 	void *rx_buf[FWDNIC_RING_SIZE];
 	unsigned int rx_next;
+	/* Frames of the burst still to arrive; written by the poll while nonzero. */
+	unsigned long rx_left;
+	/* The 60 bytes RX "DMA" writes, addressed to this port. */
+	u8 frame[FWDNIC_FRAME_LEN];
 
 	/*
 	 * TX ring: ndo_start_xmit() fills it under the queue's xmit lock and
@@ -121,8 +132,9 @@ struct fwdnic_port {
 /* A burst sent into port 0 and what came out of port 1. */
 struct fwdnic_run {
 	u64 packets;		/* frames asked for */
-	u64 forwarded;		/* frames port 1 completed */
+	u64 forwarded;		/* frames the ports completed */
 	u64 ns;			/* from the start to the last completion */
+	unsigned int flows;	/* flows at the start */
 	int free_path;		/* tx_free at the start */
 	bool complete;		/* every frame came out */
 };
@@ -130,12 +142,8 @@ struct fwdnic_run {
 static struct fwdnic {
 	struct fwdnic_port *port[FWDNIC_PORTS];
 	struct dentry *debugfs;
-	/* The 60 bytes RX "DMA" writes, addressed to port 0. */
-	u8 frame[FWDNIC_FRAME_LEN];
 
-	/* Frames still to arrive at port 0; written by its poll while it is nonzero. */
-	unsigned long rx_left;
-	/* Set while a run counts port 1's completions. */
+	/* Set while a run counts the ports' TX completions. */
 	bool counting;
 	atomic64_t forwarded;
 	u64 target;
@@ -155,7 +163,12 @@ static unsigned int fwdnic_tx_unused(const struct fwdnic_port *port)
 
 static bool fwdnic_bursting(void)
 {
-	return READ_ONCE(fwdnic.rx_left) != 0;
+	int i;
+
+	for (i = 0; i < FWDNIC_PORTS; i++)
+		if (READ_ONCE(fwdnic.port[i]->rx_left))
+			return true;
+	return false;
 }
 
 static void fwdnic_irq_handler(void *data)
@@ -186,7 +199,7 @@ static bool fwdnic_work_waiting(struct fwdnic_port *port)
 {
 	unsigned int pending = READ_ONCE(port->tx_tail) - port->tx_next_to_clean;
 
-	if (port == fwdnic.port[0] && fwdnic_bursting())
+	if (READ_ONCE(port->rx_left))
 		return true;
 	return pending && (pending >= READ_ONCE(tx_coalesce) || !fwdnic_bursting());
 }
@@ -288,11 +301,11 @@ static bool fwdnic_clean_tx(struct fwdnic_port *port, int napi_budget)
 /* RX "DMA" and the RX cleanup: up to @budget frames of the burst to the stack. */
 static int fwdnic_clean_rx(struct fwdnic_port *port, int budget)
 {
-	unsigned long left = READ_ONCE(fwdnic.rx_left);
+	unsigned long left = READ_ONCE(port->rx_left);
 	unsigned int bytes = 0, dropped = 0;
 	int done = 0, n;
 
-	if (port != fwdnic.port[0] || !left)
+	if (!left)
 		return 0;
 	/*
 	 * The frames of this poll are taken from the burst before they reach
@@ -300,7 +313,7 @@ static int fwdnic_clean_rx(struct fwdnic_port *port, int budget)
 	 * over and raises the TX interrupt at once.
 	 */
 	n = min_t(unsigned long, budget, left);
-	WRITE_ONCE(fwdnic.rx_left, left - n);
+	WRITE_ONCE(port->rx_left, left - n);
 	while (done < n) {
 		unsigned int i = port->rx_next & FWDNIC_RING_MASK;
 		void *buf = port->rx_buf[i];
@@ -312,7 +325,7 @@ static int fwdnic_clean_rx(struct fwdnic_port *port, int budget)
 		done++;
 		if (unlikely(!buf))
 			goto drop;
-		memcpy(buf + FWDNIC_HEADROOM, fwdnic.frame, FWDNIC_FRAME_LEN);
+		memcpy(buf + FWDNIC_HEADROOM, port->frame, FWDNIC_FRAME_LEN);
 		skb = napi_build_skb(buf, FWDNIC_TRUESIZE);
 		if (unlikely(!skb)) {
 			skb_free_frag(buf);
@@ -337,18 +350,18 @@ drop:
 }
 
 /*
- * Whether the TX port stays in polling mode: while a burst lasts, if its
- * interrupt has a CPU of its own.  Its poll then cleans once tx_coalesce
- * descriptors wait, as its moderated interrupt would, without the IPI per
- * interrupt, which costs more than the cleanup it starts (in UML, where an
- * IPI is a host signal, 2-CPU forwarding fell to a twenty-fifth of the 1-CPU
- * rate and the qdisc dropped frames).
+ * Whether the port stays in polling mode: while a burst lasts, if its
+ * interrupt has a CPU of its own (not the other port's).  Its poll then
+ * cleans TX once tx_coalesce descriptors wait, as its moderated interrupt
+ * would, without the IPI per interrupt, which costs more than the cleanup it
+ * starts (in UML, where an IPI is a host signal, 2-CPU forwarding fell to a
+ * twenty-fifth of the 1-CPU rate and the qdisc dropped frames).
  */
 static bool fwdnic_tx_polling(const struct fwdnic_port *port)
 {
 	int cpu = READ_ONCE(fwdnic_irq_cpu[port->index]);
 
-	return port->index && cpu >= 0 && cpu != READ_ONCE(fwdnic_irq_cpu[0]) &&
+	return cpu >= 0 && cpu != READ_ONCE(fwdnic_irq_cpu[!port->index]) &&
 	       fwdnic_bursting();
 }
 
@@ -359,11 +372,18 @@ static int fwdnic_poll(struct napi_struct *napi, int budget)
 	bool clean;
 	int work;
 
-	/* In polling mode, clean once tx_coalesce descriptors wait. */
+	/*
+	 * In polling mode, clean TX once tx_coalesce descriptors wait; a port
+	 * that receives a flow goes on to its RX meanwhile.
+	 */
 	if (budget > 0 && fwdnic_tx_polling(port) &&
-	    READ_ONCE(port->tx_tail) - port->tx_next_to_clean < READ_ONCE(tx_coalesce))
-		return budget;
-	clean = fwdnic_clean_tx(port, budget);
+	    READ_ONCE(port->tx_tail) - port->tx_next_to_clean < READ_ONCE(tx_coalesce)) {
+		if (!READ_ONCE(port->rx_left))
+			return budget;
+		clean = true;
+	} else {
+		clean = fwdnic_clean_tx(port, budget);
+	}
 	if (budget <= 0)	/* netpoll */
 		return budget;
 	work = fwdnic_clean_rx(port, budget);
@@ -403,16 +423,20 @@ static netdev_tx_t fwdnic_xmit(struct sk_buff *skb, struct net_device *dev)
 	return NETDEV_TX_OK;
 }
 
-/* The frame RX "DMA" writes: pktgen's UDP single flow, addressed to port 0. */
-static void fwdnic_build_frame(const u8 *dst_mac)
+/*
+ * The frame RX "DMA" writes into @port: pktgen's UDP single flow, into
+ * fwdnic0 from 198.18.0.1 to 172.16.0.66, into fwdnic1 the other way.
+ */
+static void fwdnic_build_frame(struct fwdnic_port *port)
 {
-	struct ethhdr *eth = (struct ethhdr *)fwdnic.frame;
+	struct ethhdr *eth = (struct ethhdr *)port->frame;
 	struct iphdr *ip = (struct iphdr *)(eth + 1);
 	struct udphdr *udp = (struct udphdr *)(ip + 1);
 	static const u8 src_mac[ETH_ALEN] = { 0x02, 0x00, 0x00, 0x00, 0x00, 0x01 };
+	__be32 near = htonl(0xc6120001), far = htonl(0xac100042);
 
-	memset(fwdnic.frame, 0, sizeof(fwdnic.frame));
-	ether_addr_copy(eth->h_dest, dst_mac);
+	memset(port->frame, 0, sizeof(port->frame));
+	ether_addr_copy(eth->h_dest, port->dev->dev_addr);
 	ether_addr_copy(eth->h_source, src_mac);
 	eth->h_proto = htons(ETH_P_IP);
 	ip->version = 4;
@@ -420,8 +444,9 @@ static void fwdnic_build_frame(const u8 *dst_mac)
 	ip->tot_len = htons(FWDNIC_FRAME_LEN - ETH_HLEN);
 	ip->ttl = 32;
 	ip->protocol = IPPROTO_UDP;
-	ip->saddr = htonl(0xc6120001);	/* 198.18.0.1 */
-	ip->daddr = htonl(0xac100042);	/* 172.16.0.66 */
+	/* 198.18.0.1 and 172.16.0.66 */
+	ip->saddr = port->index ? far : near;
+	ip->daddr = port->index ? near : far;
 	ip->check = ip_fast_csum(ip, ip->ihl);
 	udp->source = htons(9);
 	udp->dest = htons(9);
@@ -451,8 +476,7 @@ static int fwdnic_open(struct net_device *dev)
 			return -ENOMEM;
 		}
 	}
-	if (port == fwdnic.port[0])
-		fwdnic_build_frame(dev->dev_addr);
+	fwdnic_build_frame(port);
 	port->rx_next = 0;
 	port->tx_tail = 0;
 	port->tx_next_to_clean = 0;
@@ -472,8 +496,7 @@ static int fwdnic_stop(struct net_device *dev)
 	netif_tx_disable(dev);
 	napi_disable(&port->napi);
 	/* A burst into a port that is down ends here. */
-	if (port == fwdnic.port[0])
-		WRITE_ONCE(fwdnic.rx_left, 0);
+	WRITE_ONCE(port->rx_left, 0);
 	/* As ixgbe_clean_tx_ring(): what the hardware did not send is freed. */
 	for (i = port->tx_next_to_clean; i != port->tx_tail; i++) {
 		dev_kfree_skb_any(port->tx_skb[i & FWDNIC_RING_MASK]);
@@ -509,30 +532,36 @@ static const struct net_device_ops fwdnic_netdev_ops = {
 	.ndo_validate_addr	= eth_validate_addr,
 };
 
-/* Sends a burst of @packets into port 0; the caller holds run_lock. */
+/*
+ * Sends a burst of @packets into port 0, and with flows=2 as many into port 1;
+ * the caller holds run_lock.
+ */
 static int fwdnic_run(u64 packets)
 {
-	struct fwdnic_port *rx = fwdnic.port[0];
+	unsigned int i, n = READ_ONCE(flows);
 	struct fwdnic_run *r = &fwdnic.last;
 	s64 seen = -1, now;
 	long wait;
 
-	if (!netif_running(rx->dev) || !netif_running(fwdnic.port[1]->dev))
-		return -ENETDOWN;
-	if (READ_ONCE(fwdnic.rx_left))
+	for (i = 0; i < FWDNIC_PORTS; i++)
+		if (!netif_running(fwdnic.port[i]->dev))
+			return -ENETDOWN;
+	if (fwdnic_bursting())
 		return -EBUSY;
-	*r = (struct fwdnic_run){ .packets = packets,
+	*r = (struct fwdnic_run){ .packets = packets, .flows = n,
 				  .free_path = READ_ONCE(fwdnic_tx_free) };
 	atomic64_set(&fwdnic.forwarded, 0);
-	fwdnic.target = packets;
+	fwdnic.target = packets * n;
 	reinit_completion(&fwdnic.run_done);
 	fwdnic.start_ns = ktime_get_ns();
 	fwdnic.end_ns = fwdnic.start_ns;
 	/* Pairs with the acquire in fwdnic_clean_tx(): target is set. */
 	smp_store_release(&fwdnic.counting, true);
-	WRITE_ONCE(fwdnic.rx_left, packets);
+	for (i = 0; i < n; i++)
+		WRITE_ONCE(fwdnic.port[i]->rx_left, packets);
 	local_bh_disable();
-	fwdnic_irq(rx);
+	for (i = 0; i < n; i++)
+		fwdnic_irq(fwdnic.port[i]);
 	local_bh_enable();
 
 	/* Until every frame is out, or nothing moved for a second. */
@@ -541,7 +570,7 @@ static int fwdnic_run(u64 packets)
 		if (wait)
 			break;
 		now = atomic64_read(&fwdnic.forwarded);
-		if (now == seen && !READ_ONCE(fwdnic.rx_left))
+		if (now == seen && !fwdnic_bursting())
 			break;
 		seen = now;
 	}
@@ -583,8 +612,8 @@ static ssize_t fwdnic_run_read(struct file *file, char __user *buf,
 	r = fwdnic.last;
 	mutex_unlock(&fwdnic.run_lock);
 	len = scnprintf(line, sizeof(line),
-			"packets=%llu forwarded=%llu ns=%llu free=%s complete=%d\n",
-			r.packets, r.forwarded, r.ns,
+			"packets=%llu forwarded=%llu ns=%llu flows=%u free=%s complete=%d\n",
+			r.packets, r.forwarded, r.ns, r.flows,
 			fwdnic_free_names[r.free_path], r.complete);
 	return simple_read_from_buffer(buf, count, ppos, line, len);
 }
@@ -640,6 +669,28 @@ static const struct kernel_param_ops fwdnic_tx_coalesce_ops = {
 
 module_param_cb(tx_coalesce, &fwdnic_tx_coalesce_ops, &tx_coalesce, 0644);
 MODULE_PARM_DESC(tx_coalesce, "TX descriptors per TX interrupt during a burst (1-512, 128)");
+
+/* Read at the start of each run. */
+static int fwdnic_flows_set(const char *val, const struct kernel_param *kp)
+{
+	unsigned int n;
+	int err = kstrtouint(val, 0, &n);
+
+	if (err)
+		return err;
+	if (n < 1 || n > FWDNIC_PORTS)
+		return -EINVAL;
+	WRITE_ONCE(flows, n);
+	return 0;
+}
+
+static const struct kernel_param_ops fwdnic_flows_ops = {
+	.set = fwdnic_flows_set,
+	.get = param_get_uint,
+};
+
+module_param_cb(flows, &fwdnic_flows_ops, &flows, 0644);
+MODULE_PARM_DESC(flows, "1: a flow into fwdnic0 (default); 2: one more into fwdnic1, the other way");
 /* An interrupt's CPU, as its smp_affinity: -1 (the raising CPU) or an online CPU. */
 static int fwdnic_cpu_set(const char *val, const struct kernel_param *kp)
 {
