@@ -207,27 +207,31 @@ uml_bench() {
 	collect "$where" "$kind" "$desc" "$logs" "${mods[@]}"
 }
 
-# fwd_boot KIND NAME CPUS CONDS STATS RUNS [KERNEL_ARG...]: one boot of the UML kernel KIND
-# (um-bench, um-stats, or their -smp kernels) running the forwarding benchmark
-# (scripts/guest/fwd_bench.sh) in conditions CONDS, RUNS repetitions, slab counters if STATS is 1
-# (then in one burst per path and repetition), on host CPUs CPUS (a taskset list, or "all");
+# fwd_boot KIND NAME CPUS CONDS STATS RUNS CELL ROUNDS COALESCE MIN_PARTIAL [KERNEL_ARG...]: one
+# boot of the UML kernel KIND (um-bench, um-stats, or their -smp kernels) running the
+# forwarding benchmark (scripts/guest/fwd_bench.sh) in conditions CONDS, RUNS repetitions of
+# CELL frames per cell (an arm at one tx_coalesce of COALESCE and one min_partial of
+# MIN_PARTIAL, both paired within each round) in ROUNDS bursts, slab counters if STATS is 1
+# (then in one burst per cell and repetition), on host CPUs CPUS (a taskset list, or "all");
 # its log is $runs/fwd-NAME-KIND-<version>.log.
 fwd_boot() {
-	local kind=$1 name=$2 cpus=$3 conds=$4 stats=$5 reps=$6 rounds=$FWD_ROUNDS qlen=
-	local plan=$runs/fwd-plan.sh logf=$runs/fwd-$name-$kind-$KVER.log
-	shift 6
+	local kind=$1 name=$2 cpus=$3 conds=$4 stats=$5 reps=$6 cell=$7 rounds=$8 coal=$9 mps=${10}
+	local plan=$runs/fwd-plan.sh logf=$runs/fwd-$name-$kind-$KVER.log qlen=
+	shift 10
 	[ "$stats" = 0 ] || rounds=1
 	# With TX completion on another CPU, that CPU can fall behind for a while (a descheduled
 	# host thread): a qdisc of 32767 frames (the most 7.x takes) absorbs it instead of dropping.
 	[ "$name" != smp ] || qlen=32767
 	{
 		echo "FWD_MODULE=$G_BUILD/$kind/drivers/net/fwdnic/fwdnic.ko"
-		echo "FWD_ARGS='' FWD_PACKETS=$FWD_PACKETS FWD_RUNS=$reps FWD_ROUNDS=$rounds"
+		echo "FWD_ARGS='' FWD_PACKETS=$cell FWD_RUNS=$reps FWD_ROUNDS=$rounds"
 		echo "FWD_CONDS='$conds' FWD_STATS=$stats FWD_QLEN=$qlen"
+		echo "FWD_COALESCE='$coal' FWD_MIN_PARTIAL='$mps' FWD_DEFERS=$fwd_defers"
 		cat "$PROJECT/scripts/guest/skb_heads.sh" "$PROJECT/scripts/guest/fwd_lib.sh" \
 			"$PROJECT/scripts/guest/fwd_bench.sh"
 	} >"$plan"
-	log "$KVER: forwarding, $kind, boot '$name' ($conds; $reps runs of $FWD_PACKETS frames per free path)"
+	log "$KVER: forwarding, $kind, boot '$name' ($conds; tx_coalesce $coal, min_partial $mps;" \
+		"$reps runs of $cell frames per cell in $rounds bursts)"
 	local t0=$SECONDS
 	if [ "$cpus" = all ]; then
 		"$PROJECT/scripts/uml-run.sh" "$KVER" "$kind" "$plan" "$logf" "$@"
@@ -238,18 +242,44 @@ fwd_boot() {
 }
 
 # fwd_kernel CPU: the forwarding benchmark of this kernel, UML pinned to host CPU CPU, into
-# results/fwd-uml-<version>.{json,md}.  Where UML has SMP, the um-bench-smp kernel (two CPUs,
-# on every host CPU) runs it too, with both interrupts on CPU 0 and with TX completion on
-# CPU 1: that kernel costs several times the uniprocessor one per frame, so its two
+# results/fwd-uml-<version>.{json,md}.  Five arms (shim, napi, napi-nodefer where
+# napi_consume_skb() defers, any, slab-bulk) in every boot.  The one-CPU boot pairs
+# tx_coalesce 32, 128 and 256 and min_partial (the cache's default and 9) within each round;
+# slab_nomerge is a boot of its own.  Where UML has SMP, the um-bench-smp kernel (two CPUs, on
+# every host CPU) runs it too, in 1cpu (both interrupts on CPU 0), 2cpu (TX completion on
+# CPU 1) and cross (two flows the opposite way, each CPU receiving one and completing the
+# other's TX): that kernel costs several times the uniprocessor one per frame, so its
 # conditions are compared with each other, not with the others.
+#
+# Sizes, so that a kernel's forwarding boots take about what they took with three arms (6.12
+# about 1.5 minutes of forwarding, 7.3 about 7, most of it the SMP kernel): FWD_PACKETS frames
+# per arm and repetition are spread over the one-CPU boot's six cells (FWD_PACKETS / 6, 1.33
+# million by default, a cell of slab_nomerge's boot as large) and over the SMP boot's three
+# conditions (FWD_PACKETS / 3, 2.67 million); the bursts are half as many as FWD_ROUNDS
+# (8: bursts of 167,000 and 333,000 frames), as each now reads the independent counts around
+# it.  Timed frames per kernel, at today's rates: 6.12 187 M (about 26 s) and its stats boots
+# 75 M; 7.3 233 M on one CPU (30 s), and in the SMP kernel 67 M per condition, twice that in
+# cross, which sends a burst into each port (1cpu 42 s, 2cpu 87 s, cross 90-170 s, guessed
+# from 2cpu), its stats boot 27 M per condition.  The cost: a cell gets a sixth (one CPU) or a
+# third (SMP) of the frames a path got, so a repetition's figure averages fewer frames, and
+# the paired ranges may widen (today's 0.5-2.2 ns on one CPU; 10-13 ns in the SMP kernel);
+# FWD_PACKETS raises every cell at once.  Not yet timed in a real boot: the per-burst cost of
+# reading the counts (two awk processes per burst; 1,200 bursts in the one-CPU boot of 7.3,
+# 600 in its SMP boot).
 fwd_kernel() {
-	local cpu=$1 smp=0 timed=() counted=()
+	local cpu=$1 smp=0 timed=() counted=() one=$((FWD_PACKETS / 6)) two=$((FWD_PACKETS / 3)) fwd_defers
+	local rounds=$((FWD_ROUNDS / 2)) coal="32 128 256" mps="default 9"
+	[ "$rounds" -ge 1 ] || rounds=1
 	grep -q '^config SMP' "$TREE/arch/um/Kconfig" && smp=1
+	# napi-nodefer only where napi_consume_skb() hands skbs back to their CPU (7.x).
+	fwd_defers=0
+	awk '/^void napi_consume_skb\(/ { f = 1 } f && /skb_attempt_defer_free/ { d = 1 } f && /^}/ { f = 0 }
+		END { exit !d }' "$TREE/net/core/skbuff.c" && fwd_defers=1
 	"$PROJECT/scripts/kernel.sh" "$KVER" um-stats
-	fwd_boot um-bench default "$cpu" "default tuned" 0 "$FWD_RUNS"
-	fwd_boot um-bench slab_nomerge "$cpu" default 0 "$FWD_RUNS" slab_nomerge
-	fwd_boot um-stats default "$cpu" "default tuned" 1 "$FWD_STATS_RUNS"
-	fwd_boot um-stats slab_nomerge "$cpu" default 1 "$FWD_STATS_RUNS" slab_nomerge
+	fwd_boot um-bench default "$cpu" default 0 "$FWD_RUNS" "$one" "$rounds" "$coal" "$mps"
+	fwd_boot um-bench slab_nomerge "$cpu" default 0 "$FWD_RUNS" "$one" "$rounds" 128 default slab_nomerge
+	fwd_boot um-stats default "$cpu" default 1 "$FWD_STATS_RUNS" "$one" 1 "$coal" "$mps"
+	fwd_boot um-stats slab_nomerge "$cpu" default 1 "$FWD_STATS_RUNS" "$one" 1 128 default slab_nomerge
 	timed=(--boot "default=$G_CACHE/run/fwd-default-um-bench-$KVER.log"
 		--boot "slab_nomerge=$G_CACHE/run/fwd-slab_nomerge-um-bench-$KVER.log")
 	counted=(--stats "default=$G_CACHE/run/fwd-default-um-stats-$KVER.log"
@@ -257,8 +287,10 @@ fwd_kernel() {
 	if [ "$smp" = 1 ]; then
 		"$PROJECT/scripts/kernel.sh" "$KVER" um-bench-smp
 		"$PROJECT/scripts/kernel.sh" "$KVER" um-stats-smp
-		fwd_boot um-bench-smp smp all "1cpu 2cpu" 0 "$FWD_RUNS" seccomp=on ncpus=2
-		fwd_boot um-stats-smp smp all "1cpu 2cpu" 1 "$FWD_STATS_RUNS" seccomp=on ncpus=2
+		fwd_boot um-bench-smp smp all "1cpu 2cpu cross" 0 "$FWD_RUNS" "$two" "$rounds" 128 default \
+			seccomp=on ncpus=2
+		fwd_boot um-stats-smp smp all "1cpu 2cpu cross" 1 "$FWD_STATS_RUNS" "$two" 1 128 default \
+			seccomp=on ncpus=2
 		timed+=(--boot "smp=$G_CACHE/run/fwd-smp-um-bench-smp-$KVER.log")
 		counted+=(--stats "smp=$G_CACHE/run/fwd-smp-um-stats-smp-$KVER.log")
 	fi
