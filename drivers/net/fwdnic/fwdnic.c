@@ -648,18 +648,25 @@ static const struct kernel_param_ops fwdnic_tx_free_ops = {
 
 module_param_cb(tx_free, &fwdnic_tx_free_ops, NULL, 0644);
 MODULE_PARM_DESC(tx_free, "TX completion frees skbs by: shim (default), napi, any or slab-bulk");
-/* Between bursts, as ixgbe's interrupt moderation can be changed with ethtool -C. */
-static int fwdnic_tx_coalesce_set(const char *val, const struct kernel_param *kp)
+/* Sets the unsigned int at kp->arg to @val, which must be from @min to @max. */
+static int fwdnic_set_uint(const char *val, const struct kernel_param *kp,
+			   unsigned int min, unsigned int max)
 {
 	unsigned int n;
 	int err = kstrtouint(val, 0, &n);
 
 	if (err)
 		return err;
-	if (!n || n > FWDNIC_RING_SIZE)
+	if (n < min || n > max)
 		return -EINVAL;
-	WRITE_ONCE(tx_coalesce, n);
+	WRITE_ONCE(*(unsigned int *)kp->arg, n);
 	return 0;
+}
+
+/* Between bursts, as ixgbe's interrupt moderation can be changed with ethtool -C. */
+static int fwdnic_tx_coalesce_set(const char *val, const struct kernel_param *kp)
+{
+	return fwdnic_set_uint(val, kp, 1, FWDNIC_RING_SIZE);
 }
 
 static const struct kernel_param_ops fwdnic_tx_coalesce_ops = {
@@ -673,15 +680,7 @@ MODULE_PARM_DESC(tx_coalesce, "TX descriptors per TX interrupt during a burst (1
 /* Read at the start of each run. */
 static int fwdnic_flows_set(const char *val, const struct kernel_param *kp)
 {
-	unsigned int n;
-	int err = kstrtouint(val, 0, &n);
-
-	if (err)
-		return err;
-	if (n < 1 || n > FWDNIC_PORTS)
-		return -EINVAL;
-	WRITE_ONCE(flows, n);
-	return 0;
+	return fwdnic_set_uint(val, kp, 1, FWDNIC_PORTS);
 }
 
 static const struct kernel_param_ops fwdnic_flows_ops = {
@@ -691,6 +690,7 @@ static const struct kernel_param_ops fwdnic_flows_ops = {
 
 module_param_cb(flows, &fwdnic_flows_ops, &flows, 0644);
 MODULE_PARM_DESC(flows, "1: a flow into fwdnic0 (default); 2: one more into fwdnic1, the other way");
+
 /* An interrupt's CPU, as its smp_affinity: -1 (the raising CPU) or an online CPU. */
 static int fwdnic_cpu_set(const char *val, const struct kernel_param *kp)
 {
