@@ -107,7 +107,7 @@ pub struct kmem_cache {
 struct SlabState {
     free: Vec<usize>,
     live: HashSet<usize>,
-    slabs: Vec<(usize, Layout)>,
+    slabs: Vec<(SlabBase, Layout)>,
     /// `kmem_cache_destroy` found live objects and kept the cache for them.
     kept_by_destroy: bool,
     /// `kmem_cache_destroy` releases the cache even with live objects, leaking their slabs:
@@ -116,14 +116,22 @@ struct SlabState {
     destroy_misses_live: bool,
 }
 
+/// The start of a slab, as the heap returned it: a pointer, not an address, so that a slab of a
+/// cache that is leaked on purpose (a leaked pool pins its cache) stays reachable from the
+/// cache, which Miri's leak check follows.
+struct SlabBase(*mut u8);
+
+// SAFETY: The slab's memory is the cache's, used under the state's lock.
+unsafe impl Send for SlabBase {}
+
 impl SlabState {
     /// Gives every slab back to the heap; no object may be live.
     fn release_slabs(&mut self) {
         debug_assert!(self.live.is_empty());
         self.free.clear();
-        for (addr, layout) in self.slabs.drain(..) {
+        for (base, layout) in self.slabs.drain(..) {
             // SAFETY: Each slab was allocated with this layout and holds no live object.
-            unsafe { std::alloc::dealloc(addr as *mut u8, layout) };
+            unsafe { std::alloc::dealloc(base.0, layout) };
         }
     }
 }
@@ -274,16 +282,17 @@ impl kmem_cache {
         let bytes = PAGE_SIZE << order;
         let layout = Layout::from_size_align(bytes, bytes).ok()?;
         // SAFETY: `layout` has a non-zero size.
-        let base = unsafe { std::alloc::alloc(layout) } as usize;
-        if base == 0 {
+        let slab = unsafe { std::alloc::alloc(layout) };
+        if slab.is_null() {
             return None;
         }
+        let base = slab as usize;
         // SAFETY: The slab was just allocated with `bytes` bytes.
         #[cfg(not(miri))]
         unsafe {
             core::ptr::write_bytes(base as *mut u8, POISON_FREE, bytes)
         };
-        st.slabs.push((base, layout));
+        st.slabs.push((SlabBase(slab), layout));
         let objects = layout.size() / self.stride;
         // Pushed in reverse so that objects are handed out in address order.
         st.free
