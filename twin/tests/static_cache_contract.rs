@@ -20,10 +20,10 @@
 use kernel::alloc::flags::{GFP_ATOMIC, GFP_KERNEL};
 use kernel::alloc::Box;
 use kernel::bindings::{
-    get_current, kmem_cache_destroy, kmem_cache_destroy_misses_live, kmem_cache_objects_in_use,
-    CACHES_RELEASED,
+    get_current, kmem_cache, kmem_cache_destroy, kmem_cache_destroy_misses_live,
+    kmem_cache_objects_in_use, CACHES_RELEASED,
 };
-use kernel::slab_bulk::{CacheFlags, StaticCache};
+use kernel::slab_bulk::{CacheFlags, CacheRegistration, StaticCache};
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 /// Threads allocating through the cache type while the registration goes.
@@ -36,6 +36,22 @@ fn fail_next() {
     unsafe { (*get_current()).fail_nth = 1 };
 }
 
+/// Registers `C`, its cache made to miss live objects when destroyed (SLUB without
+/// `CONFIG_SLUB_DEBUG`): a destroy under a live object frees the cache, which Miri reports at the
+/// object's free. Returns the registration and its C cache.
+fn register_missing_live<C: StaticCache>() -> (CacheRegistration<C>, *mut kmem_cache) {
+    let reg = C::register().expect("register");
+    let raw = reg.as_raw();
+    // SAFETY: `raw` is the registration's live cache.
+    unsafe { kmem_cache_destroy_misses_live(raw) };
+    (reg, raw)
+}
+
+/// The caches `kmem_cache_destroy` released on this test's thread.
+fn released() -> usize {
+    CACHES_RELEASED.with(|n| n.get())
+}
+
 /// Disarms `fail_next`.
 fn fail_none() {
     // SAFETY: As in `fail_next`.
@@ -46,12 +62,9 @@ fn fail_none() {
 /// failing, drops the registration while they do, and returns whether the drop destroyed the
 /// cache (it leaks it otherwise, which the test then destroys itself).
 fn failing_allocations_race_the_drop<C: StaticCache<Item = u64>>() -> bool {
-    let reg = C::register().expect("register");
-    let raw = reg.as_raw();
-    // SAFETY: `raw` is the registration's live cache.
-    unsafe { kmem_cache_destroy_misses_live(raw) };
+    let (reg, raw) = register_missing_live::<C>();
     let attempts = AtomicUsize::new(0);
-    let released = CACHES_RELEASED.with(|n| n.get());
+    let released_before = released();
     std::thread::scope(|s| {
         for _ in 0..THREADS {
             s.spawn(|| {
@@ -75,7 +88,7 @@ fn failing_allocations_race_the_drop<C: StaticCache<Item = u64>>() -> bool {
         drop(reg);
     });
     assert!(C::cell().is_retired());
-    let destroyed = CACHES_RELEASED.with(|n| n.get()) == released + 1;
+    let destroyed = released() == released_before + 1;
     if !destroyed {
         // SAFETY: The cache was leaked; no object of it was ever allocated, nothing uses it.
         unsafe {
@@ -135,12 +148,9 @@ kernel::static_cache! {
 /// for them, and every box stays valid and frees into it afterwards.
 #[test]
 fn succeeding_allocations_keep_the_cache() {
-    let reg = Kept::register().expect("register");
-    let raw = reg.as_raw();
-    // SAFETY: `raw` is the registration's live cache.
-    unsafe { kmem_cache_destroy_misses_live(raw) };
+    let (reg, raw) = register_missing_live::<Kept>();
     let made = AtomicUsize::new(0);
-    let released = CACHES_RELEASED.with(|n| n.get());
+    let released_before = released();
     let kept: Vec<Vec<Box<u64, Kept>>> = std::thread::scope(|s| {
         let threads: Vec<_> = (0..THREADS as u64)
             .map(|t| {
@@ -170,7 +180,7 @@ fn succeeding_allocations_keep_the_cache() {
             .collect()
     });
     // Leaked for the boxes, which are intact and still free into the cache.
-    assert_eq!(CACHES_RELEASED.with(|n| n.get()), released);
+    assert_eq!(released(), released_before);
     let boxes: usize = kept.iter().map(Vec::len).sum();
     // SAFETY: The cache was leaked, not destroyed: it is live.
     assert_eq!(unsafe { kmem_cache_objects_in_use(raw) }, boxes as u64);
@@ -199,12 +209,9 @@ kernel::static_cache! {
 /// without objects.
 #[test]
 fn mixed_allocations_race_the_drop() {
-    let reg = Mixed::register().expect("register");
-    let raw = reg.as_raw();
-    // SAFETY: `raw` is the registration's live cache.
-    unsafe { kmem_cache_destroy_misses_live(raw) };
+    let (reg, raw) = register_missing_live::<Mixed>();
     let attempts = AtomicUsize::new(0);
-    let released = CACHES_RELEASED.with(|n| n.get());
+    let released_before = released();
     std::thread::scope(|s| {
         for _ in 0..THREADS {
             s.spawn(|| {
@@ -233,7 +240,7 @@ fn mixed_allocations_race_the_drop() {
         }
         drop(reg);
     });
-    if CACHES_RELEASED.with(|n| n.get()) == released {
+    if released() == released_before {
         // Leaked: a box was alive when the registration went; all are gone now.
         // SAFETY: The cache was leaked; it is empty, and unused after this.
         unsafe {
@@ -255,10 +262,7 @@ kernel::static_cache! {
 /// dropped while it lives leaks the cache instead of destroying it under the box.
 #[test]
 fn an_uncounted_free_does_not_wrap_the_count() {
-    let reg = Misused::register().expect("register");
-    let raw = reg.as_raw();
-    // SAFETY: `raw` is the registration's live cache.
-    unsafe { kmem_cache_destroy_misses_live(raw) };
+    let (reg, raw) = register_missing_live::<Misused>();
     let mut batch = reg
         .alloc_bulk_with::<2>(GFP_KERNEL, |i| [i as u64; 2])
         .expect("bulk");
@@ -279,9 +283,9 @@ fn an_uncounted_free_does_not_wrap_the_count() {
 
     let alive = Box::<[u64; 2], Misused>::new([5; 2], GFP_KERNEL).expect("alloc");
     assert_eq!(Misused::cell().live_objects(), 1);
-    let released = CACHES_RELEASED.with(|n| n.get());
+    let released_before = released();
     drop(reg);
-    if CACHES_RELEASED.with(|n| n.get()) != released {
+    if released() != released_before {
         // Destroyed under the box: freeing it would be a use after free.
         std::mem::forget(alive);
         panic!("the registration destroyed the cache under a live box");
