@@ -32,7 +32,9 @@
 #                        (16; 1-64, bursts of 100000 frames or more)
 #   FWD_RUNS             its repetitions per condition (5; 3-99)
 #   FWD_STATS_RUNS       its repetitions in the boots that count slab events (2; 1-99)
-#   BENCH_FWD            1 (default) runs the forwarding benchmark, 0 leaves it out
+#   BENCH_FWD            1 (default) runs the forwarding benchmark, 0 leaves it out, "only"
+#                        runs nothing else (the kernels' comparison is then left out, and
+#                        results/ gets the forwarding tables only)
 # shellcheck source=lib.sh
 . "$(dirname "$0")/lib.sh"
 # shellcheck source=bench-params.sh
@@ -92,7 +94,7 @@ if check_range FWD_PACKETS 1000000 100000000 && check_range FWD_ROUNDS 1 64; the
 fi
 check_range FWD_RUNS 3 99 || true
 check_range FWD_STATS_RUNS 1 99 || true
-check_range BENCH_FWD 0 1 || true
+[ "$BENCH_FWD" = only ] || check_range BENCH_FWD 0 1 || refused[-1]+=', or only'
 for k in $KERNELS; do
 	[ -d "$PROJECT/patches/$k" ] ||
 		refused+=("KERNELS: '$k' has no patch series patches/$k (known: $ALL_KERNELS)")
@@ -312,6 +314,10 @@ bench_kernel() {
 				read -r cpu probes < <(pick_cpu)
 				log "$KVER: UML pinned to host CPU $cpu (probes:$probes)"
 			fi
+			if [ "$BENCH_FWD" = only ]; then
+				fwd_kernel "$cpu"
+				continue
+			fi
 			log "$KVER: benchmarks in UML (this takes a few minutes)"
 			uml_bench um-bench uml "$cpu" \
 				"$host_cpu (UML), pinned to host CPU $cpu${probes:+ (probes:$probes)}" \
@@ -329,6 +335,7 @@ bench_kernel() {
 			fi
 			;;
 		qemu)
+			[ "$BENCH_FWD" != only ] || continue # the forwarding runs in UML only
 			"$PROJECT/scripts/kernel.sh" "$KVER" x86-smp
 			plan=$runs/bench-qemu-plan-$KVER.sh
 			cat >"$plan" <<-EOF
@@ -350,7 +357,7 @@ for k in $KERNELS; do
 	bench_kernel "$k"
 done
 # The kernels side by side (from the staged tables), then everything into results/ at once.
-krun python3 "$G_PROJECT/scripts/collect.py" --compare "$G_CACHE/run/results"
+[ "$BENCH_FWD" = only ] || krun python3 "$G_PROJECT/scripts/collect.py" --compare "$G_CACHE/run/results"
 cp "$stage"/* "$PROJECT/results/"
 log "results/: $(cd "$stage" && printf '%s ' *)"
 # Last, every target of the benchmarks against this run, on this host.

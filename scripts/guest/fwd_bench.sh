@@ -84,7 +84,6 @@ FWD_SLAB_STATS="alloc_fastpath alloc_slowpath free_fastpath free_slowpath free_f
 	order_fallback free_rcu_sheaf free_rcu_sheaf_fail sheaf_flush sheaf_refill sheaf_alloc
 	sheaf_free barn_get barn_get_fail barn_put barn_put_fail sheaf_prefill_fast
 	sheaf_prefill_slow sheaf_prefill_oversize sheaf_return_fast sheaf_return_slow"
-fwd_defer_max=/proc/sys/net/core/skb_defer_max
 fwd_shim_batches=/sys/module/ixgbe_bulk_shim/parameters/batches
 
 fwd_out() { echo "rfl_fwd: $*" >/dev/console; }

@@ -9,10 +9,12 @@
 # they go).  fwdnic turns GRO off itself.
 #
 # Defined here for the users: fwd_dir (fwdnic's debugfs directory), fwd_params (its
-# parameters), fwd_result (the last run's line), and the functions below.
+# parameters), fwd_defer_max (the sysctl that bounds each defer list), fwd_result (the last
+# run's line), and the functions below.
 
 fwd_dir=/sys/kernel/debug/fwdnic
 fwd_params=/sys/module/fwdnic/parameters
+fwd_defer_max=/proc/sys/net/core/skb_defer_max
 fwd_result=
 
 # fwd_setup MODULE.ko [ARG...]: load fwdnic with its arguments and set up the forwarding;
