@@ -28,8 +28,11 @@
 #                        allocations land moves some cells more than their targets' margins,
 #                        so medians are taken over the runs of every boot
 #   FWD_PACKETS          frames per free path and repetition of the forwarding benchmark
-#                        (8000000; 1000000-100000000), in FWD_ROUNDS interleaved bursts
-#                        (16; 1-64, bursts of 100000 frames or more)
+#                        (8000000; 1000000-100000000), shared among the cells of a boot: a
+#                        sixth to each tx_coalesce x min_partial cell on one CPU, a third to
+#                        each condition of the two-CPU kernel (fwd_kernel below)
+#   FWD_ROUNDS           twice the interleaved bursts of each cell (16; 1-64; FWD_PACKETS /
+#                        FWD_ROUNDS at least 100000)
 #   FWD_RUNS             its repetitions per condition (5; 3-99)
 #   FWD_STATS_RUNS       its repetitions in the boots that count slab events (2; 1-99)
 #   BENCH_FWD            1 (default) runs the forwarding benchmark, 0 leaves it out, "only"
