@@ -46,8 +46,8 @@ OLD_ARMS = ["shim", "napi", "any"]
 PAIRS = [("shim", "napi"), ("shim", "slab-bulk"), ("slab-bulk", "napi"), ("napi", "napi-nodefer"),
          ("shim", "any"), ("napi", "any")]
 BOOTS = ("default", "slab_nomerge", "smp")
-# Targets (issue 41): a paired difference resolved to under 5 ns, or 2 % of the per-packet
-# cost where that is larger; at least 2 Mpps on one CPU.
+# Targets: a paired difference resolved to under 5 ns, or 2 % of the per-packet cost where
+# that is larger; at least 2 Mpps on one CPU.
 RESOLUTION_NS = 5.0
 RESOLUTION_SHARE = 0.02
 RATE_PPS = 2_000_000

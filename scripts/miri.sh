@@ -35,7 +35,7 @@ export MIRIFLAGS="${MIRIFLAGS:-} -Zmiri-permissive-provenance -Zmiri-env-forward
 export ALF_STRESS_ITEMS=${ALF_STRESS_ITEMS:-1000}
 export FUZZ_CASES=${FUZZ_CASES:-4}
 rc=0
-# Left out: the doctest of ObjArray::init_in_place, 4096 objects (two and a half minutes).
+# Left out: the doctest of ObjArray::init_in_place, 4096 objects (minutes under Miri).
 skip=(--skip "ObjArray<'c,T,N>::init_in_place")
 [ "${MIRI_QUICK:-0}" = 0 ] || skip+=(--skip slab_bulk_selftest::bulk_fault_nth)
 nice -n 10 cargo +nightly miri test -p kernel --no-fail-fast -- "${skip[@]}" || rc=1

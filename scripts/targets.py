@@ -15,8 +15,8 @@ a failure of make bench.  The targets (docs/benchmarks.md says where each comes 
   cmpxchg() has no LOCK while Rust's atomics keep it, so that cell is not like for like); a
   bulk of one no dearer than one single operation (slice/single at k = 1 at most 1.00);
 - qmempool with a bottom-half guard per call / the C qmempool: at most 1.10;
-- forwarding (fwd): the targets that collect_fwd.py wrote into its results (issue 41): every
-  paired difference resolved to under 5 ns, or 2 % of the per-packet cost where that is larger;
+- forwarding (fwd): the targets that collect_fwd.py wrote into its results: every paired
+  difference resolved to under 5 ns, or 2 % of the per-packet cost where that is larger;
   at least 2 Mpps on one CPU; the shim cheaper than napi_consume_skb() in `cross` on 7.x,
   resolved (the range of the paired difference stays below zero; n/a where UML has no SMP); the
   shim no dearer than napi_consume_skb() in every other condition; and slab-bulk placed against

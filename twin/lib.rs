@@ -2,12 +2,14 @@
 
 //! Userspace twin of the kernel's `kernel` crate.
 //!
-//! It mounts the very same source files as the kernel build (`rust/kernel/slab_bulk/`, and
-//! `rust/alf_queue/` through its crate) and supplies userspace stand-ins for exactly the
-//! `kernel` items they use: [`alloc`] (GFP flags, `KBox`), [`error`], [`types::Opaque`],
-//! [`prelude`], and a [`bindings`] module whose slab functions are a real userspace slab
-//! allocator with the kernel's bulk semantics. Doctests written as `use kernel::slab_bulk::...`
-//! therefore run both as KUnit tests in the kernel and as `cargo test` doctests here.
+//! It mounts the very same source files as the kernel build (`rust/kernel/slab_bulk/`,
+//! `rust/kernel/qmempool/`, and `rust/alf_queue/` through its crate) and supplies userspace
+//! stand-ins for exactly the `kernel` items they use: [`alloc`] (GFP flags, `KBox`), [`error`],
+//! [`types::Opaque`], [`prelude`], a [`cpu`] module (the current CPU, bottom halves, softirq and
+//! hard-IRQ context, per-CPU memory: what `qmempool` runs on), and a [`bindings`] module whose
+//! slab functions are a real userspace slab allocator with the kernel's bulk semantics.
+//! Doctests written as `use kernel::slab_bulk::...` or `use kernel::qmempool::...` therefore
+//! run both as KUnit tests in the kernel and as `cargo test` doctests here.
 
 pub mod alloc;
 pub mod bindings;

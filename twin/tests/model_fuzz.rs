@@ -901,10 +901,11 @@ fn queue_epoch<'l>(ledger: &'l Ledger, q: &mut impl Queue<'l>, ops: &[[u8; 3]]) 
 
 /// Whether a queue may be dropped holding an item whose drop panics.
 ///
-/// Off until the `alf_queue` fix for it (issue 11, defect 3: the queue's drop dropped only the
-/// first run of a wrapped ring when an item panicked) is merged: this fuzzer finds that defect
-/// within a few thousand executions (minimal program: an MPMC queue from index 0, one item in
-/// and out, eight in by bulk so that they wrap, the third of them panicking). Turn it on then.
+/// On: the queue's drop must then still drop every other item, in both runs of a wrapped ring.
+/// A drop that stops at the first run (the end of the slot array) when an item panics is found
+/// by this fuzzer within a few thousand executions (minimal program: an MPMC queue from index
+/// 0, one item in and out, eight in by bulk so that they wrap, the third of them panicking).
+/// Off leaves that case out.
 const QUEUE_DROP_PANICS: bool = true;
 
 /// Drops the queue with what it holds (in up to two runs of its ring), maybe with one item

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! What a static cache's count promises at the registration's drop (issue 42, item 3), in
-//! userspace only: the kernel would warn (the misuse below), and `make test` fails on any
-//! warning in its logs; the races need threads.
+//! What a static cache's count promises at the registration's drop, in userspace only: the
+//! kernel would warn (the misuse below), and `make test` fails on any warning in its logs; the
+//! races need threads.
 //!
 //! - A failed allocation never keeps the cache alive: with every allocation through the cache
 //!   type failing, on several threads, while the registration is dropped, the registration
@@ -255,9 +255,9 @@ kernel::static_cache! {
     struct Misused([u64; 2]) = c"contract_misused", CacheFlags::NO_MERGE;
 }
 
-/// The contract broken as the issue found it: an object of a bulk round on the registration
-/// (not counted) is made a `Box<T, C>` with `Box::from_raw`, whose contract asks for memory
-/// that `C` allocated, and freed through `C`. The count does not wrap (the free is warned about
+/// The contract broken: an object of a bulk round on the registration (not counted) is made a
+/// `Box<T, C>` with `Box::from_raw`, whose contract asks for memory that `C` allocated, and
+/// freed through `C`. The count does not wrap (the free is warned about
 /// and not taken out of it), so a box allocated afterwards is counted, and the registration
 /// dropped while it lives leaks the cache instead of destroying it under the box.
 #[test]

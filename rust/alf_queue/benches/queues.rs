@@ -43,7 +43,7 @@
 //! preemption, not their throughput, and `report.py` keeps them apart.
 //!
 //! ```text
-//! cargo bench -p alf_queue --bench queues                  # everything (~10 min)
+//! cargo bench -p alf_queue --bench queues                  # everything (15-20 min, 2 CPUs)
 //! cargo bench -p alf_queue --bench queues -- 'st/'         # a filter
 //! cargo bench -p alf_queue --bench queues -- alternating   # the alternating runs alone
 //! cargo bench -p alf_queue --bench queues -- 1p1c_single   # the single-element 1P1C groups
@@ -67,7 +67,7 @@ use ringbuf::traits::{Consumer as _, Producer as _, Split as _};
 const BULKS: [usize; 7] = [1, 2, 4, 8, 16, 32, 64];
 const CAP: usize = 1024;
 /// Slots of the queues of the `1p1c_single` groups: a large ring (32 KiB of `usize`), four
-/// times the other groups', as in the issue's single-element case.
+/// times the other groups', the ring the one-element-per-call target is judged on.
 const SINGLE_CAP: usize = 4096;
 const MAX_K: usize = 64;
 

@@ -10,10 +10,10 @@ samples (the repetitions) of nanoseconds per element, and, with --spread, the ra
 The host CPU (as `make bench-userspace` records it) and the load average recorded by the
 bench run are printed first.
 
-Then where each performance target of the alf_queue issue stands: ours (the fastest of our
-forms) against the peers per k, the single-element 1P1C case (ours one element per call
-against rtrb's push/pop and ArrayQueue's), and the MPMC 2p2c tail (slowest sample against the
-median).
+Then where each of alf_queue's performance targets (docs/benchmarks.md, "alf_queue against its
+peers in userspace") stands: ours (the fastest of our forms) against the peers per k, the
+single-element 1P1C case (ours one element per call against rtrb's push/pop and ArrayQueue's),
+and the MPMC 2p2c tail (slowest sample against the median).
 
 Then a sanity line: no cross-thread sample may be faster than the fastest single-thread
 sample (any queue) for the same k divided by the number of threads that can run at once (the
@@ -160,7 +160,7 @@ def per_rep_best(rows, names, k):
 
 
 def targets(tables):
-    """Prints where each performance target of the alf_queue issue stands in this run."""
+    """Prints where each of alf_queue's performance targets stands in `tables`."""
     sizes = sorted({k for rows in tables.values() for by_k in rows.values() for k in by_k})
     lines = []
 

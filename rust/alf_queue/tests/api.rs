@@ -420,7 +420,7 @@ impl Drop for PanicsOnDrop {
 }
 
 /// A queue dropped while it holds a panicking item drops every other item, in both runs of a
-/// ring that wraps (issue 11, defect 3: the run after the end of the slot array leaked).
+/// ring that wraps (a drop that stops at the end of the slot array leaks the run after it).
 #[test]
 fn queue_drop_unwinds_through_both_runs() {
     let mut leaks = Vec::new();

@@ -533,8 +533,8 @@ fn spsc_in_place_wrap() {
 /// Two producer-side calls from different threads, one after the other in time but ordered only
 /// by a `Relaxed` flag: the second producer may read a `prod.head` from before the first one's
 /// commit and write the same slot. This is why the `unsafe` single-side methods require
-/// happens-before between calls of one side, not merely calls that do not overlap (issue 11,
-/// defect 4). Loom reports the race on the slot.
+/// happens-before between calls of one side, not merely calls that do not overlap. Loom
+/// reports the race on the slot.
 #[test]
 #[should_panic(expected = "Causality violation")]
 fn spsc_relaxed_handoff_races() {
