@@ -256,21 +256,12 @@ fwd_boot() {
 # other's TX): that kernel costs several times the uniprocessor one per frame, so its
 # conditions are compared with each other, not with the others.
 #
-# Sizes, so that a kernel's forwarding boots take about what they took with three arms (6.12
-# about 1.5 minutes of forwarding, 7.3 about 7, most of it the SMP kernel): FWD_PACKETS frames
-# per arm and repetition are spread over the one-CPU boot's six cells (FWD_PACKETS / 6, 1.33
-# million by default, a cell of slab_nomerge's boot as large) and over the SMP boot's three
-# conditions (FWD_PACKETS / 3, 2.67 million); the bursts are half as many as FWD_ROUNDS
-# (8: bursts of 167,000 and 333,000 frames), as each now reads the independent counts around
-# it.  Timed frames per kernel, at today's rates: 6.12 187 M (about 26 s) and its stats boots
-# 75 M; 7.3 233 M on one CPU (30 s), and in the SMP kernel 67 M per condition, twice that in
-# cross, which sends a burst into each port (1cpu 42 s, 2cpu 87 s, cross 90-170 s, guessed
-# from 2cpu), its stats boot 27 M per condition.  The cost: a cell gets a sixth (one CPU) or a
-# third (SMP) of the frames a path got, so a repetition's figure averages fewer frames, and
-# the paired ranges may widen (today's 0.5-2.2 ns on one CPU; 10-13 ns in the SMP kernel);
-# FWD_PACKETS raises every cell at once.  Not yet timed in a real boot: the per-burst cost of
-# reading the counts (two awk processes per burst; 1,200 bursts in the one-CPU boot of 7.3,
-# 600 in its SMP boot).
+# Sizes: FWD_PACKETS frames per arm and repetition are shared among the one-CPU boot's six
+# cells (FWD_PACKETS / 6; a cell of slab_nomerge's boot as large) and the SMP boot's three
+# conditions (FWD_PACKETS / 3, twice that in cross, which sends a burst into each port), in half
+# as many bursts as FWD_ROUNDS, as each burst reads the independent counts around it.  A cell
+# thus averages fewer frames than a whole arm would, and its paired range may be wider;
+# FWD_PACKETS raises every cell at once.  What the boots cost is in docs/benchmarks.md.
 fwd_kernel() {
 	local cpu=$1 smp=0 timed=() counted=() one=$((FWD_PACKETS / 6)) two=$((FWD_PACKETS / 3)) fwd_defers
 	local rounds=$((FWD_ROUNDS / 2)) coal="32 128 256" mps="default 9"
@@ -363,5 +354,5 @@ done
 [ "$BENCH_FWD" = only ] || krun python3 "$G_PROJECT/scripts/collect.py" --compare "$G_CACHE/run/results"
 cp "$stage"/* "$PROJECT/results/"
 log "results/: $(cd "$stage" && printf '%s ' *)"
-# Last, every target of the benchmarks against this run, on this host.
+# Last, every target of the benchmarks against the results just staged, with the host each records.
 krun python3 "$G_PROJECT/scripts/targets.py" "$G_CACHE/run/results"
