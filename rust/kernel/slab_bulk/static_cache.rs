@@ -1,138 +1,26 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! Module-lifetime caches: a cache type declared once ([`static_cache!`]), created and
-//! destroyed by a [`CacheRegistration`], which is also an [`Allocator`]: `Box<T, C>` is an object
-//! of the cache that borrows nothing.
+//! Module-lifetime caches: a cache type declared once ([`static_cache!`]), created and destroyed
+//! by a [`CacheRegistration`], and the kernel's [`Allocator`] over that cache.
 //!
-//! An [`Obj<'c, T>`] borrows its cache, which keeps a cache from being destroyed under its
-//! objects, but a module that owns the cache cannot then keep objects in its own long-lived
-//! structures (a `KVec`, a list, an `Arc`ed device state) without a self-referential type. Here
-//! the cache is named by a type instead of a borrow, the shape upstream's review of a Rust slab
-//! module settled on: [`static_cache!`] declares a zero-sized type `C` with a static cell, one
-//! [`CacheRegistration<C>`] per boot creates the cache into that cell, and `C` implements the
-//! kernel's [`Allocator`] over it, so `Box<T, C>` (`kernel::alloc::Box`, the `KBox` of the cache)
-//! allocates from the cache and frees to it:
+//! An [`Obj<'c, T>`] borrows its cache, so a module cannot keep one in its own long-lived
+//! structures. Here a zero-sized type `C` names the cache: `Box<T, C>` allocates from it and
+//! frees to it with no borrow, and the registration dereferences to the [`Cache`], for the bulk
+//! API. Unlike a C cache:
+//! 1. `C` serves every [`Layout`] that fits in one object and fails every other (`AllocError`,
+//!    never a smaller object); `realloc` within the object is in place, beyond it fails.
+//! 2. `C`'s cell counts its objects (atomics on each): a registration dropped while any is alive
+//!    warns and leaks the cache instead of destroying it under them. Borrowed objects and batches
+//!    are not counted.
+//! 3. Allocating through `C` fails before its registration and after it; `C` is registered once
+//!    per boot.
+//! 4. `C` frees only what it counted: its own allocations and [`CacheRegistration::keep`]'s boxes.
 //!
-//! ```
-//! # use kernel::prelude::*;
-//! use kernel::slab_bulk::{CacheFlags, StaticCache};
+//! The design, and why: `docs/design.md`, section "Module-lifetime caches (`static_cache.rs`): a
+//! cache that is an `Allocator`".
 //!
-//! struct Request {
-//!     id: u32,
-//! }
-//!
-//! kernel::static_cache! {
-//!     /// The driver's requests.
-//!     struct RequestCache(Request) = c"doc_alloc_request", CacheFlags::HWCACHE_ALIGN;
-//! }
-//!
-//! let reg = RequestCache::register()?; // In the module's init, kept in its state.
-//! let req = Box::<Request, RequestCache>::new(Request { id: 7 }, GFP_KERNEL)?;
-//! let mut inflight = KVec::<Box<Request, RequestCache>>::new();
-//! inflight.push(req, GFP_KERNEL)?; // No borrow: it lives in the driver's structures.
-//! assert_eq!(inflight[0].id, 7);
-//! drop(inflight); // Each request back to the cache.
-//! drop(reg); // At module exit.
-//! # Ok::<(), Error>(())
-//! ```
-//!
-//! # Which to use
-//!
-//! A driver uses `Box<T, C>` for objects it keeps (`Box::new`, `Box::pin`, `ForeignOwnable`,
-//! whatever takes an allocator), and the registration's [`Cache`] for the bulk API: batches
-//! ([`ObjArray`], [`FreeBatch`], [`Cache::alloc_bulk_in`]) of borrowed [`Obj`]s.
-//! [`CacheRegistration::keep`] turns an object of a bulk allocation into a `Box<T, C>`, and
-//! [`CacheRegistration::to_obj`] a `Box<T, C>` back into an [`Obj`], to be freed in bulk.
-//!
-//! # Layouts
-//!
-//! The [`Allocator`] trait takes a [`Layout`] on every call; a cache has one object size and
-//! alignment. The allocator serves every layout that fits in one object: size at most
-//! `size_of::<C::Item>()` and alignment at most `align_of::<C::Item>()` (the cache was created
-//! with both). Any other layout fails with `AllocError` (`ENOMEM` through `?`; the trait has no
-//! other error): never a smaller object. A size of 0 allocates nothing and returns a dangling,
-//! aligned pointer, as `Kmalloc` does, so a `Box` of a zero-sized type works and uses no object.
-//!
-//! `realloc` of an object to a layout that fits is done in place: every object of the cache has
-//! the same size, so the object already has room for any layout that fits, and the pointer and
-//! contents stay (with `__GFP_ZERO`, the bytes a grow adds are zeroed, as `krealloc` does). A
-//! layout that does not fit fails and leaves the object as it was: no object of the cache is
-//! larger, so moving could never help, and `realloc` never copies. Refusing the in-place case
-//! would make a `Vec<u8, C>` fail to grow within an object it already has, for nothing. A size of
-//! 0 frees the object.
-//!
-//! # Destroy with objects alive
-//!
-//! A `Box<T, C>` frees itself through `C` with no borrow of the registration, so nothing in the
-//! types keeps the registration alive until the last box is gone: a driver may drop the
-//! registration first (by the order of its fields, or by `drop(reg)`), and `C::alloc` may be
-//! called before the registration or after it. Relying on module lifetime (the box's drop code
-//! lives in the module, the registration is dropped at module exit) does not close this: the
-//! registration is a value safe code can drop at any time while boxes still exist, and
-//! `kmem_cache_destroy` cannot be relied on to refuse: without `CONFIG_SLUB_DEBUG` SLUB counts
-//! only partial slabs, not full ones, and KFENCE's objects are in no slab, so the destroy can
-//! succeed with objects alive and free the `struct kmem_cache` they would be freed to.
-//!
-//! So the cell counts, in one atomic word, the objects of its allocator (one handed out through
-//! `C`, or made a box by [`CacheRegistration::keep`], until its `kmem_cache_free` has returned or
-//! it went back to an [`Obj`] with [`CacheRegistration::to_obj`]), the allocations in flight
-//! (entered, their slab call not yet returned), and whether the cell is open to allocations;
-//! objects that stay borrowed ([`Obj`], batches) do not pay it. The registration's drop closes
-//! the cell, waits for the allocations that were in flight when it closed it to return from the
-//! slab, and then reads the count of objects: at 0 it destroys the cache; otherwise it warns and
-//! leaks it, so every object stays valid and can still be freed to it (a leak and a warning,
-//! never a use after free). An allocation enters the count and learns whether the cell is open
-//! in the same atomic add, so an allocation racing with the drop on another CPU is exactly one
-//! of three: refused (it entered after the close, and never touches the cache), failed in the
-//! slab (the drop waited for it, and it keeps nothing), or an object, counted before the drop
-//! reads the count, which keeps the cache. A failed allocation never keeps the cache alive; an
-//! object alive when the registration goes always does.
-//!
-//! The count costs what review feared: three `LOCK`ed operations per object (the allocation's
-//! entry, its move from in flight to an object, and the free's subtract), which the slab
-//! benchmark's `box_single` measures beside `ours_single` (the figures: `docs/benchmarks.md`,
-//! "The cost of `Box<T, C>`"). Bulk rounds on the registration do not pay it; a per-CPU count
-//! would make it unlocked instructions (see `docs/design.md`).
-//!
-//! - Allocating through `C` fails (`AllocError`) before [`CacheRegistration::new`] and after the
-//!   registration was dropped.
-//! - A cell is registered once per boot: a second registration, also after the first was
-//!   dropped, is `EBUSY`, as objects that outlived the first would otherwise be freed to the new
-//!   cache, or be given back to its batches.
-//! - No `&'static Cache<T>` is ever handed out: with one, an empty [`ObjArray`] or a copied
-//!   reference could allocate after a successful destroy.
-//!
-//! # What may be freed through `C`
-//!
-//! `C`'s allocator frees only what it counted: a pointer that it returned (`alloc`, `realloc`,
-//! so `Box::<T, C>::new` and the like), or that [`CacheRegistration::keep`] made a box of (it
-//! counts the object as an allocation does), with the layout it was allocated for. An object of
-//! the cache that stays borrowed, from an [`Obj`], an [`ObjArray`], a [`SlotObjs`], a
-//! [`FreeBatch`] or any other bulk round on the registration, is not counted and must not reach
-//! `C`'s `realloc` or free, nor [`CacheRegistration::to_obj`], unless `keep` made it a box.
-//! Safe code cannot break this: a `Box<T, C>` is made from a raw pointer only by the `unsafe`
-//! `Box::from_raw`, whose contract asks for memory that `C` allocated, which an object of a bulk
-//! round is not (and `Allocator::realloc` is itself `unsafe`, with the same contract).
-//!
-//! Broken anyway, an uncounted object would take from the count one it was never in. The free
-//! (and `to_obj`) reads the count it subtracts from, which its atomic subtract returns anyway: if
-//! it was at 0, the object was not counted, and the subtract is taken back with a warning (once
-//! per cell) instead of wrapping the count. So a box allocated later is counted, and the
-//! registration dropped while it lives leaks the cache instead of destroying it under the box.
-//! That is one compare on the free's fast path, no other atomic. It catches only an uncounted
-//! free that finds the count at 0: one made while counted boxes are alive takes one of theirs out
-//! of the count unseen, and the registration may then destroy the cache under the last of them,
-//! which is the undefined behaviour that `Box::from_raw`'s broken contract allows.
-//!
-//! The rule left is the one every module already follows for its code: a `Box<T, C>` must be
-//! dropped before the module's code goes (its drop is that code). Keep the registration in the
-//! module's state, dropped at module exit, after the work that holds objects has stopped.
-//!
-//! [`ObjArray`]: super::ObjArray
-//! [`SlotObjs`]: super::SlotObjs
-//! [`FreeBatch`]: super::FreeBatch
-//! [`Allocator`]: crate::alloc::Allocator
 //! [`static_cache!`]: crate::static_cache
+//! [`Allocator`]: crate::alloc::Allocator
 
 use super::cache::{self, Cache, CacheFlags};
 use super::ffi::{self, Node, NUMA_NO_NODE};
@@ -152,6 +40,32 @@ use core::sync::atomic::{AtomicBool, AtomicPtr, AtomicU64, AtomicU8, Ordering};
 ///
 /// Implemented by [`static_cache!`](crate::static_cache), which declares the type and its cell;
 /// write it by hand only as that macro does.
+///
+/// The type is the kernel's [`Allocator`] over its cache, so `Box<T, C>` (`kernel::alloc::Box`,
+/// the `KBox` of the cache) allocates from the cache and frees to it, with no borrow:
+///
+/// ```
+/// # use kernel::prelude::*;
+/// use kernel::slab_bulk::{CacheFlags, StaticCache};
+///
+/// struct Request {
+///     id: u32,
+/// }
+///
+/// kernel::static_cache! {
+///     /// The driver's requests.
+///     struct RequestCache(Request) = c"doc_alloc_request", CacheFlags::HWCACHE_ALIGN;
+/// }
+///
+/// let reg = RequestCache::register()?; // In the module's init, kept in its state.
+/// let req = Box::<Request, RequestCache>::new(Request { id: 7 }, GFP_KERNEL)?;
+/// let mut inflight = KVec::<Box<Request, RequestCache>>::new();
+/// inflight.push(req, GFP_KERNEL)?; // No borrow: it lives in the driver's structures.
+/// assert_eq!(inflight[0].id, 7);
+/// drop(inflight); // Each request back to the cache.
+/// drop(reg); // At module exit.
+/// # Ok::<(), Error>(())
+/// ```
 ///
 /// # Safety
 ///
@@ -325,10 +239,28 @@ impl fmt::Debug for StaticCacheCell {
 ///
 /// declares `struct RequestCache;` (with the visibility written) and its `StaticCache`
 /// implementation with a static cell of its own; every `StaticCache` is an [`Allocator`] over
-/// its cache, so `Box<Request, RequestCache>` is an object of it (see the [module
-/// documentation](crate::slab_bulk)). The flags are one or more `CacheFlags`
-/// constants joined by `|`. The cache is created by [`CacheRegistration::new`]
-/// (`RequestCache::register()`), in the module's init.
+/// its cache, so `Box<Request, RequestCache>` is an object of it (see [`StaticCache`]). The
+/// flags are one or more `CacheFlags` constants joined by `|`. The cache is created by
+/// [`CacheRegistration::new`] (`RequestCache::register()`), in the module's init.
+///
+/// A driver keeps its objects as `Box<T, C>`s and allocates in bulk on the registration:
+///
+/// ```
+/// # use kernel::prelude::*;
+/// use kernel::slab_bulk::{CacheFlags, StaticCache};
+///
+/// kernel::static_cache! {
+///     struct Packets([u8; 256]) = c"doc_which_packets", CacheFlags::HWCACHE_ALIGN;
+/// }
+///
+/// let reg = Packets::register()?;
+/// let kept: Box<[u8; 256], Packets> = Box::new([0xab; 256], GFP_KERNEL)?; // from the cache
+/// let batch = reg.alloc_bulk_with::<16>(GFP_KERNEL, |_| [0; 256])?; // one bulk call
+/// assert_eq!((kept[255], batch.len()), (0xab, 16));
+/// drop((kept, batch));
+/// drop(reg);
+/// # Ok::<(), Error>(())
+/// ```
 ///
 /// [`Allocator`]: crate::alloc::Allocator
 #[macro_export]
@@ -690,9 +622,9 @@ fn uncount<C: StaticCache>() {
 }
 
 /// An object that was never counted left the count (the caller broke [`free_object`]'s or
-/// `Box::from_raw`'s contract, see "What may be freed through `C`" in the module
-/// documentation): the subtract wrapped the count of objects, and only it, as it is the
-/// highest field; takes it back, and warns once per cell.
+/// `Box::from_raw`'s contract, see "What may reach the allocator" in `docs/design.md`): the
+/// subtract wrapped the count of objects, and only it, as it is the highest field; takes it
+/// back, and warns once per cell.
 #[cold]
 #[inline(never)]
 fn uncounted<C: StaticCache>(cell: &StaticCacheCell) {
@@ -705,8 +637,8 @@ fn uncounted<C: StaticCache>(cell: &StaticCacheCell) {
     }
 }
 
-/// `Allocator::realloc` for every kernel: one object per layout that fits (see "Layouts" in
-/// the module documentation).
+/// `Allocator::realloc` for every kernel: one object per layout that fits (see "The `Layout`
+/// question" in `docs/design.md`).
 ///
 /// # Safety
 ///
@@ -758,7 +690,7 @@ unsafe fn realloc<C: StaticCache>(
 // made a box of, counted as an allocation is. No other object of the cache reaches it: one
 // from an `Obj`, `ObjArray`, `SlotObjs` or `FreeBatch` of the registration was not returned by
 // this allocator, and only `unsafe` code (`Box::from_raw`), breaking its own contract, could
-// pass one (what then happens: "What may be freed through `C`" in the module documentation).
+// pass one (what then happens: "What may reach the allocator" in `docs/design.md`).
 // From 7.0 the trait also asks for `MIN_ALIGN`: every object is aligned to `C::Item` (the
 // cache's alignment), and a zero-sized allocation's dangling pointer too.
 unsafe impl<C: StaticCache> Allocator for C {
