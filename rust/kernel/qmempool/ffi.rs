@@ -146,7 +146,7 @@ pub(super) unsafe fn this_cpu_ptr(ptr: *mut c_void) -> *mut c_void {
     return ptr;
 }
 
-// CPU hotplug, the shrinker and the work items (`Citizen`): the kernel only.
+// CPU hotplug, the shrinker and the work items (`Hooks`): the kernel only.
 
 #[cfg(CONFIG_RUST)]
 pub(super) use self::kernel::*;

@@ -35,9 +35,9 @@
 //! [`kernel::slab_bulk`]: crate::slab_bulk
 //! [`kernel::alf_queue`]: crate::alf_queue
 
-mod citizen;
 mod context;
 mod ffi;
+mod hooks;
 mod object;
 mod percpu;
 mod pool;

@@ -2,8 +2,8 @@
 
 //! [`QMemPool`]: per-CPU queues of free objects in front of a slab cache.
 
-use super::citizen::Citizen;
 use super::context::BhGuard;
+use super::hooks::Hooks;
 use super::object::PoolObj;
 use super::percpu::{self, PerCpu};
 use crate::alf_queue::{MpmcQueue, SpscQueue};
@@ -68,8 +68,8 @@ pub const BULK_DEFAULT: usize = 16;
 /// - Every pointer in `shared` and in each CPU's queue in `local` is a live object of `cache`,
 ///   distinct from all others, owned by the pool, its contents uninitialised (no `T` in it).
 /// - Each CPU's local queue is used, on either side, only by code holding a [`BhGuard`] on that
-///   CPU, through `&mut self`, or, once the CPU is dead, by `citizen`'s hotplug teardown.
-/// - `citizen`, when there is one, is registered for this pool's cache and queues (the twin has
+///   CPU, through `&mut self`, or, once the CPU is dead, by `hooks`' hotplug teardown.
+/// - `hooks`, when there are any, are registered for this pool's cache and queues (the twin has
 ///   none).
 /// - `_pin` pins `cache` ([`KmemCache::pin_for`]): the C cache stays alive while the pool does,
 ///   and for ever if the pool is leaked.
@@ -114,9 +114,9 @@ pub struct QMemPool<
     cache: &'c Cache<MaybeUninit<T>>,
     shared: KBox<MpmcQueue<Raw<T>, SHARED>>,
     local: PerCpu<Local<T, LOCAL>>,
-    citizen: Option<KBox<Citizen<T, LOCAL, SHARED, BULK>>>,
+    hooks: Option<KBox<Hooks<T, LOCAL, SHARED, BULK>>>,
     /// Declared last, so dropped last: the cache is pinned until every queue is empty and the
-    /// citizen is gone.
+    /// hooks are gone.
     _pin: CachePin<'c, MaybeUninit<T>>,
 }
 
@@ -183,17 +183,17 @@ impl<'c, T, const LOCAL: usize, const SHARED: usize, const BULK: usize>
         let local = PerCpu::new(|slot| {
             SpscQueue::init_in_place(slot);
         })?;
-        // Pinned first: the citizen's callbacks reach the cache for as long as they are
+        // Pinned first: the hooks' callbacks reach the cache for as long as they are
         // registered, which is for ever if the pool is leaked.
         let pin = cache.uninit().pin_for();
-        let citizen = Citizen::register(pin.cache(), &shared, &local)?;
-        // INVARIANT: every queue is empty, no guard uses them yet, `citizen` is registered for
+        let hooks = Hooks::register(pin.cache(), &shared, &local)?;
+        // INVARIANT: every queue is empty, no guard uses them yet, `hooks` are registered for
         // them, and the cache is pinned.
         Ok(Self {
             cache: pin.cache(),
             shared,
             local,
-            citizen,
+            hooks,
             _pin: pin,
         })
     }
@@ -347,7 +347,7 @@ impl<'c, T, const LOCAL: usize, const SHARED: usize, const BULK: usize>
     /// count found.
     #[cfg(CONFIG_RUST_QMEMPOOL_KUNIT_TEST)]
     pub(crate) fn shrink(&self) -> usize {
-        self.citizen.as_ref().map_or(0, |c| c.shrink())
+        self.hooks.as_ref().map_or(0, |h| h.shrink())
     }
 
     /// Returns how many free objects the pool holds: in the shared queue, and in each CPU's.
@@ -421,8 +421,8 @@ impl<T, const LOCAL: usize, const SHARED: usize, const BULK: usize> Drop
 {
     fn drop(&mut self) {
         // First nothing of the pool's registrations may run any more (the shrinker, its work
-        // items, the hotplug teardown): dropping the citizen waits for them.
-        drop(self.citizen.take());
+        // items, the hotplug teardown): dropping the hooks waits for them.
+        drop(self.hooks.take());
         // `&mut self`: no object is out (they borrow the pool) and no guard is using a queue,
         // so every queue can be emptied from here, `BULK` objects per `kmem_cache_free_bulk`.
         let mut batch = ObjArray::<'_, MaybeUninit<T>, BULK>::new(self.cache);

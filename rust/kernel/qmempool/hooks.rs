@@ -1,40 +1,41 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! [`Citizen`]: what a pool gives back, to a CPU that goes offline and to memory pressure.
+//! [`Hooks`]: what a pool registers with the kernel to give objects back, to a CPU that goes
+//! offline and to memory pressure: a CPU hotplug instance, a shrinker and per-CPU work items.
 //!
 //! C headers: [`include/linux/cpuhotplug.h`](srctree/include/linux/cpuhotplug.h),
 //! [`include/linux/shrinker.h`](srctree/include/linux/shrinker.h)
 //!
-//! A [`Citizen`] belongs to one pool and lives on the heap, where the kernel can hold its
-//! address while the pool itself moves: an instance of the CPU hotplug state that all pools
-//! share (its teardown runs on a surviving CPU once a CPU is dead, and frees that CPU's local
-//! queue to the cache), a shrinker (under memory pressure it frees the shared queue to the cache
-//! and queues one work item on each online CPU, which frees that CPU's local queue there), and
-//! those per-CPU work items. None of it is on the allocation and free paths. What runs where,
-//! and why each access to a queue is its only user's, is in the project's `docs/design.md`
-//! ("`kernel::qmempool`", "Giving objects back").
+//! A pool's [`Hooks`] live on the heap, where the kernel can hold their address while the pool
+//! itself moves: an instance of the CPU hotplug state that all pools share (its teardown runs
+//! on a surviving CPU once a CPU is dead, and frees that CPU's local queue to the cache), a
+//! shrinker (under memory pressure it frees the shared queue to the cache and queues one work
+//! item on each online CPU, which frees that CPU's local queue there), and those per-CPU work
+//! items. None of it is on the allocation and free paths. What runs where, and why each access
+//! to a queue is its only user's, is in the project's `docs/design.md` ("`kernel::qmempool`",
+//! "Giving objects back").
 //!
 //! The callbacks are generic, so their code is in the crate that names the pool's type: a
 //! module, usually. A pool leaked with `mem::forget` stays registered, and once that module is
 //! unloaded the kernel would call freed code. So the registrations are kept in a part of the
-//! citizen that does not depend on the pool's type (its `Header`), which code of the built-in
-//! `kernel` crate can undo: the citizen's drop, and, for a citizen whose callbacks are a
-//! module's code, a module notifier that undoes them when that module goes, before its memory is
+//! hooks that does not depend on the pool's type (their `Header`), which code of the built-in
+//! `kernel` crate can undo: the hooks' drop, and, for hooks whose callbacks are a module's
+//! code, a module notifier that undoes them when that module goes, before its memory is
 //! freed. A pool that was dropped has unregistered the notifier first.
 //!
-//! The userspace twin has neither CPU hotplug nor reclaim: there a pool has no `Citizen`.
+//! The userspace twin has neither CPU hotplug nor reclaim: there a pool has no `Hooks`.
 
 #[cfg(CONFIG_RUST)]
-pub(super) use self::kernel::Citizen;
+pub(super) use self::kernel::Hooks;
 
 /// The twin's stand-in: no hotplug, no reclaim, nothing registered.
 #[cfg(not(CONFIG_RUST))]
-pub(super) struct Citizen<T, const L: usize, const S: usize, const B: usize>(
+pub(super) struct Hooks<T, const L: usize, const S: usize, const B: usize>(
     core::marker::PhantomData<T>,
 );
 
 #[cfg(not(CONFIG_RUST))]
-impl<T, const L: usize, const S: usize, const B: usize> Citizen<T, L, S, B> {
+impl<T, const L: usize, const S: usize, const B: usize> Hooks<T, L, S, B> {
     /// Registers nothing.
     pub(super) fn register(
         _cache: &crate::slab_bulk::Cache<core::mem::MaybeUninit<T>>,
@@ -88,22 +89,22 @@ mod kernel {
         }
     }
 
-    /// The part of a [`Citizen`] that does not depend on the pool's type: what the hotplug
+    /// The part of [`Hooks`] that does not depend on the pool's type: what the hotplug
     /// callback knows (its state instance and how to empty a dead CPU's queue), and everything
-    /// the citizen registered, so that built-in code can undo it ([`Header::undo`]).
+    /// the hooks registered, so that built-in code can undo it ([`Header::undo`]).
     ///
     /// # Invariants
     ///
-    /// - `header` is the first field of a `Citizen<T, L, S, B>`, and `dead` is that type's
+    /// - `header` is the first field of a `Hooks<T, L, S, B>`, and `dead` is that type's
     ///   `drain_dead`.
     /// - `node` is an instance of the state `state` (unless `state` is 0, after a failed
-    ///   registration), and `shrinker` an allocated shrinker, registered with the citizen as
+    ///   registration), and `shrinker` an allocated shrinker, registered with the `Hooks` as
     ///   its private data once `register` has succeeded, until they are undone, once: when
     ///   `undone` is set.
-    /// - Each online CPU's instance of `works` is an initialised work item of the citizen.
-    /// - `owner` is the module whose code the citizen's callbacks are, or null for built-in
+    /// - Each online CPU's instance of `works` is an initialised work item of the `Hooks`.
+    /// - `owner` is the module whose code the hooks' callbacks are, or null for built-in
     ///   code; if it is not null, `watch` is registered as a module notifier ([`module_going`])
-    ///   from the end of `register` until the citizen is dropped.
+    ///   from the end of `register` until the `Hooks` is dropped.
     #[repr(C)]
     struct Header {
         node: Opaque<hlist_node>,
@@ -117,12 +118,12 @@ mod kernel {
     }
 
     impl Header {
-        /// Undoes the registrations: after it returns, none of the citizen's callbacks runs or
+        /// Undoes the registrations: after it returns, none of the hooks' callbacks runs or
         /// will be called.
         ///
         /// # Safety
         ///
-        /// Called once per citizen (`undone` was false, and is set by the caller), in process
+        /// Called once per `Hooks` (`undone` was false, and is set by the caller), in process
         /// context, not from a CPU hotplug callback; the registrations are those `register`
         /// made (type invariant), complete.
         unsafe fn undo(&self) {
@@ -143,10 +144,10 @@ mod kernel {
         }
     }
 
-    /// The module notifier of a citizen whose callbacks are a module's code: when that module
+    /// The module notifier of hooks whose callbacks are a module's code: when that module
     /// goes (after its exit function, or after its init failed, and before its memory is
-    /// freed), a citizen still registered belongs to a pool the module leaked, and its
-    /// registrations are undone here. Its memory, its queues and its cache stay leaked.
+    /// freed), hooks still registered belong to a pool the module leaked, and their
+    /// registrations are undone here. The pool's memory, queues and cache stay leaked.
     ///
     /// # Safety
     ///
@@ -157,7 +158,7 @@ mod kernel {
         data: *mut c_void,
     ) -> c_int {
         // SAFETY: `nb` is the `watch` field of a `repr(C)` `Header`, which stays registered,
-        // and so alive, until its citizen's drop unregisters it (type invariant); the
+        // and so alive, until the drop of its `Hooks` unregisters it (type invariant); the
         // notifier chain's lock orders that unregistration with this call.
         let header = unsafe { &*nb.byte_sub(mem::offset_of!(Header, watch)).cast::<Header>() };
         if action != ffi::MODULE_STATE_GOING || data.cast::<module>() != header.owner {
@@ -168,7 +169,7 @@ mod kernel {
                 "qmempool: a module leaked a pool; its shrinker and CPU hotplug instance are \
                  undone as the module goes, its objects stay leaked\n"
             );
-            // SAFETY: Not undone before (`undone` was false), and the citizen's drop will not
+            // SAFETY: Not undone before (`undone` was false), and the hooks' drop will not
             // undo it (it finds `undone` set). A module notifier runs in process context,
             // outside CPU hotplug. The registrations are complete: `watch` is registered last.
             unsafe { header.undo() };
@@ -185,7 +186,7 @@ mod kernel {
     unsafe extern "C" fn cpu_dead(cpu: c_uint, node: *mut hlist_node) -> c_int {
         let header = node.cast::<Header>().cast_const();
         // SAFETY: `node` is the first field of a `repr(C)` `Header`, registered until its
-        // `Citizen` is dropped, which waits for this callback (the hotplug lock); `dead` is its
+        // `Hooks` is dropped, which waits for this callback (the hotplug lock); `dead` is its
         // type's drain (type invariant) and `cpu` is dead.
         unsafe { ((*header).dead)(header, cpu) };
         0
@@ -196,7 +197,7 @@ mod kernel {
     /// # Invariants
     ///
     /// `work` is the first field; once initialised, its function is `drain_work::<T, L, S, B>`
-    /// of the `Citizen<T, L, S, B>` at `owner`.
+    /// of the `Hooks<T, L, S, B>` at `owner`.
     #[repr(C)]
     struct Work {
         work: Opaque<work_struct>,
@@ -212,7 +213,7 @@ mod kernel {
     ///   `cache` only.
     /// - `header` holds what this value registered (see [`Header`]).
     #[repr(C)]
-    pub(in super::super) struct Citizen<T, const L: usize, const S: usize, const B: usize> {
+    pub(in super::super) struct Hooks<T, const L: usize, const S: usize, const B: usize> {
         header: Header,
         cache: NonNull<Cache<MaybeUninit<T>>>,
         shared: NonNull<MpmcQueue<Raw<T>, S>>,
@@ -233,7 +234,7 @@ mod kernel {
         })
     }
 
-    impl<T, const L: usize, const S: usize, const B: usize> Citizen<T, L, S, B> {
+    impl<T, const L: usize, const S: usize, const B: usize> Hooks<T, L, S, B> {
         /// Registers the pool whose cache and queues these are with CPU hotplug and the
         /// shrinkers. Process context: it may sleep.
         ///
@@ -279,11 +280,11 @@ mod kernel {
                     return Err(e.into());
                 }
             };
-            let citizen = ptr::addr_of!(*this).cast::<c_void>();
+            let hooks = ptr::addr_of!(*this).cast::<c_void>();
             for w in this.header.works.iter_mut() {
-                w.owner = citizen;
+                w.owner = hooks;
                 // SAFETY: The work item is not queued; `drain_work` matches it (its owner is set
-                // above, and the citizen cancels it before it goes); `KEY` is a static object.
+                // above, and the hooks cancel it before they go); `KEY` is a static object.
                 unsafe {
                     ffi::init_work(
                         w.work.get(),
@@ -304,21 +305,16 @@ mod kernel {
                 return Err(e);
             }
             // SAFETY: Allocated above and not yet registered; `count` and `scan` take its
-            // private data for the boxed `Citizen`, which frees the shrinker on drop.
+            // private data for the boxed `Hooks`, which frees the shrinker on drop.
             unsafe {
-                ffi::shrinker_register(
-                    shrinker.as_ptr(),
-                    Self::count,
-                    Self::scan,
-                    citizen.cast_mut(),
-                )
+                ffi::shrinker_register(shrinker.as_ptr(), Self::count, Self::scan, hooks.cast_mut())
             };
             // The module whose code the callbacks are, monomorphised with this function (null
             // if built in).
             let owner = ffi::code_module(Self::count as *const c_void);
             if !owner.is_null() {
                 this.header.owner = owner;
-                // SAFETY: `watch` lives on the heap with the citizen, whose drop unregisters it
+                // SAFETY: `watch` lives on the heap with the hooks, whose drop unregisters it
                 // (`owner` is set); `module_going` is built-in code that takes it for its
                 // `Header`. Process context.
                 unsafe { ffi::watch_modules(this.header.watch.get(), module_going) };
@@ -360,9 +356,9 @@ mod kernel {
         ///
         /// # Safety
         ///
-        /// `header` is the header of a live `Citizen<T, L, S, B>`, and CPU `cpu` is dead.
+        /// `header` is the header of a live `Hooks<T, L, S, B>`, and CPU `cpu` is dead.
         unsafe fn drain_dead(header: *const Header, cpu: u32) {
-            // SAFETY: `header` is the first field of a `repr(C)` `Citizen<T, L, S, B>`
+            // SAFETY: `header` is the first field of a `repr(C)` `Hooks<T, L, S, B>`
             // (caller's contract, `Header`'s invariant).
             let this = unsafe { &*header.cast::<Self>() };
             // SAFETY: The queue's users are code holding a guard on CPU `cpu` (the pool's
@@ -383,10 +379,10 @@ mod kernel {
         ///
         /// # Safety
         ///
-        /// `work` is the work item of a live `Citizen<T, L, S, B>`.
+        /// `work` is the work item of a live `Hooks<T, L, S, B>`.
         unsafe extern "C" fn drain_work(work: *mut work_struct) {
             // SAFETY: `work` is the first field of a `repr(C)` `Work` whose owner is a live
-            // `Citizen<T, L, S, B>` (type invariant of `Work`; the citizen cancels its work
+            // `Hooks<T, L, S, B>` (type invariant of `Work`; the hooks cancel their work
             // items before it goes).
             let this = unsafe { &*(*work.cast::<Work>()).owner.cast::<Self>() };
             // Normally the CPU the item was queued on; another one if that CPU went offline
@@ -416,7 +412,7 @@ mod kernel {
         /// `shrinker` is this type's registered shrinker.
         unsafe extern "C" fn count(shrinker: *mut shrinker, _sc: *mut shrink_control) -> c_ulong {
             // SAFETY: A registered shrinker, whose private data is a live
-            // `Citizen<T, L, S, B>`: `shrinker_free` in `drop` waits for running callbacks.
+            // `Hooks<T, L, S, B>`: `shrinker_free` in `drop` waits for running callbacks.
             let this = unsafe { &*ffi::shrinker_private(shrinker).cast::<Self>() };
             this.held()
         }
@@ -492,7 +488,7 @@ mod kernel {
         }
     }
 
-    impl<T, const L: usize, const S: usize, const B: usize> Drop for Citizen<T, L, S, B> {
+    impl<T, const L: usize, const S: usize, const B: usize> Drop for Hooks<T, L, S, B> {
         fn drop(&mut self) {
             let header = &self.header;
             if !header.owner.is_null() {
