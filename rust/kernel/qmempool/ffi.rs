@@ -149,10 +149,10 @@ pub(super) unsafe fn this_cpu_ptr(ptr: *mut c_void) -> *mut c_void {
 // CPU hotplug, the shrinker and the work items (`Hooks`): the kernel only.
 
 #[cfg(CONFIG_RUST)]
-pub(super) use self::kernel::*;
+pub(super) use self::kernel_only::*;
 
 #[cfg(CONFIG_RUST)]
-mod kernel {
+mod kernel_only {
     use crate::bindings;
     use crate::ffi::{c_int, c_uint, c_ulong, c_void};
     use core::ffi::CStr;

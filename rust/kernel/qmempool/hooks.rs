@@ -26,7 +26,7 @@
 //! The userspace twin has neither CPU hotplug nor reclaim: there a pool has no `Hooks`.
 
 #[cfg(CONFIG_RUST)]
-pub(super) use self::kernel::Hooks;
+pub(super) use self::registered::Hooks;
 
 /// The twin's stand-in: no hotplug, no reclaim, nothing registered.
 #[cfg(not(CONFIG_RUST))]
@@ -46,8 +46,10 @@ impl<T, const L: usize, const S: usize, const B: usize> Hooks<T, L, S, B> {
     }
 }
 
+/// The hooks as the kernel has them: registered with CPU hotplug, the shrinkers and the module
+/// notifiers.
 #[cfg(CONFIG_RUST)]
-mod kernel {
+mod registered {
     use super::super::context::BhGuard;
     use super::super::ffi::{
         self, cpuhp_state, hlist_node, module, notifier_block, shrink_control, shrinker,
