@@ -124,7 +124,49 @@ runs=$CACHE_DIR/run
 stage=$runs/results
 rm -rf "$stage" && mkdir -p "$stage" "$PROJECT/results"
 
-[ -n "${KDIR:-}" ] || "$PROJECT/scripts/toolchain.sh"
+### Progress.  Each phase (provisioning, a tree, a kernel build, a boot) says when it starts what
+### it is and how long it took the last time make bench ran it on this cache, where that is
+### known, and when it ends how long it took; the times are kept in $timings, one
+### "KEY SECONDS" line per phase.  A build is keyed cold or incremental by whether its build
+### directory has a .config, a boot by its kernel and its sizes.
+timings=$CACHE_DIR/bench-timings
+touch "$timings"
+t_start=$SECONDS
+# took SECONDS: "N min S s".
+took() { printf '%d min %d s' $(($1 / 60)) $(($1 % 60)); }
+# phase KEY WHAT CMD...: run CMD as the phase WHAT, timed under KEY.
+phase() {
+	local key=$1 what=$2 last t0=$SECONDS rc=0
+	shift 2
+	last=$(awk -v k="$key" '{ t = $NF; $NF = "" } $0 == k " " { s = t } END { print s }' "$timings")
+	log "$what: starting${last:+ (about $(took "$last") the last time)}"
+	"$@" || rc=$?
+	[ "$rc" = 0 ] || return "$rc"
+	log "$what: done in $(took $((SECONDS - t0)))"
+	{ grep -vF -x -e "$key $last" "$timings"; echo "$key $((SECONDS - t0))"; } >"$timings.tmp" &&
+		mv "$timings.tmp" "$timings"
+}
+# build_kernel KIND: scripts/kernel.sh for this kernel, as a phase.
+build_kernel() {
+	local how=incremental
+	[ -f "$BUILD/$1/.config" ] || how=cold
+	phase "build $how $KVER $1" "$KVER: kernel $1 ($how build)" "$PROJECT/scripts/kernel.sh" "$KVER" "$1"
+}
+# What an interrupted or failed run kept: results/ is written only at the very end.
+finished=0
+report_exit() {
+	local staged
+	[ "$finished" = 0 ] || return 0
+	staged=$(find "$stage" -mindepth 1 -printf '%f ' 2>/dev/null)
+	log "make bench stopped after $(took $((SECONDS - t_start))), before its end: results/ is unchanged"
+	log "kept: the toolchain root, trees and kernels in $CACHE_DIR, the boot logs in $runs${staged:+,
+    and the tables finished so far in $stage: $staged}"
+}
+trap report_exit EXIT
+
+if [ -z "${KDIR:-}" ]; then
+	phase toolchain "toolchain root" "$PROJECT/scripts/toolchain.sh"
+fi
 
 host_cpu=$(host_cpu_id)
 # collect WHERE KIND CPU LOGS MODULE...: the tables of the boots whose logs are LOGS (one
@@ -190,7 +232,7 @@ uml_module_args() {
 # with its parameters, and collects the tables of all boots as WHERE
 # (results/<bench>-WHERE-<version>).
 uml_bench() {
-	local kind=$1 where=$2 cpu=$3 desc=$4 m args mods=() b logf logs='' t0
+	local kind=$1 where=$2 cpu=$3 desc=$4 m args mods=() b logf logs='' sig
 	local plan=$runs/bench-$where-plan-$KVER.sh
 	shift 4
 	while [ $# -gt 0 ] && [ "$1" != -- ]; do
@@ -203,10 +245,11 @@ uml_bench() {
 		args=$(uml_module_args "$m")
 		printf 'load %s %s\nunload %s\n' "$G_BUILD/$kind/samples/rust/$m.ko" "$args" "$m" >>"$plan"
 	done
+	sig=$(cksum <"$plan" | cut -d' ' -f1)
 	for b in $(seq "$BENCH_BOOTS"); do
-		logf=$runs/bench-$where-$KVER-boot$b.log t0=$SECONDS
-		RFL_TASKSET="taskset -c $cpu" "$PROJECT/scripts/uml-run.sh" "$KVER" "$kind" "$plan" "$logf" "$@"
-		log "$KVER: boot $b of $BENCH_BOOTS ($where) done in $((SECONDS - t0)) s"
+		logf=$runs/bench-$where-$KVER-boot$b.log
+		phase "boot $KVER $kind $where $sig $*" "$KVER: benchmark boot $b of $BENCH_BOOTS ($where)" \
+			env RFL_TASKSET="taskset -c $cpu" "$PROJECT/scripts/uml-run.sh" "$KVER" "$kind" "$plan" "$logf" "$@"
 		logs="$logs $logf"
 	done
 	collect "$where" "$kind" "$desc" "$logs" "${mods[@]}"
@@ -235,15 +278,11 @@ fwd_boot() {
 		cat "$PROJECT/scripts/guest/skb_heads.sh" "$PROJECT/scripts/guest/fwd_lib.sh" \
 			"$PROJECT/scripts/guest/fwd_bench.sh"
 	} >"$plan"
-	log "$KVER: forwarding, $kind, boot '$name' ($conds; tx_coalesce $coal, min_partial $mps;" \
-		"$reps runs of $cell frames per cell in $rounds bursts)"
-	local t0=$SECONDS
-	if [ "$cpus" = all ]; then
-		"$PROJECT/scripts/uml-run.sh" "$KVER" "$kind" "$plan" "$logf" "$@"
-	else
-		RFL_TASKSET="taskset -c $cpus" "$PROJECT/scripts/uml-run.sh" "$KVER" "$kind" "$plan" "$logf" "$@"
-	fi
-	log "$KVER: boot '$name' of $kind done in $((SECONDS - t0)) s"
+	local what="$KVER: forwarding, $kind, boot '$name' ($conds; tx_coalesce $coal, min_partial $mps; $reps runs of $cell frames per cell in $rounds bursts)"
+	local taskset=
+	[ "$cpus" = all ] || taskset="taskset -c $cpus"
+	phase "fwd $KVER $kind $name $(cksum <"$plan" | cut -d' ' -f1)" "$what" \
+		env RFL_TASKSET="$taskset" "$PROJECT/scripts/uml-run.sh" "$KVER" "$kind" "$plan" "$logf" "$@"
 }
 
 # fwd_kernel CPU: the forwarding benchmark of this kernel, UML pinned to host CPU CPU, into
@@ -271,7 +310,7 @@ fwd_kernel() {
 	fwd_defers=0
 	awk '/^void napi_consume_skb\(/ { f = 1 } f && /skb_attempt_defer_free/ { d = 1 } f && /^}/ { f = 0 }
 		END { exit !d }' "$TREE/net/core/skbuff.c" && fwd_defers=1
-	"$PROJECT/scripts/kernel.sh" "$KVER" um-stats
+	build_kernel um-stats
 	fwd_boot um-bench default "$cpu" default 0 "$FWD_RUNS" "$one" "$rounds" "$coal" "$mps"
 	fwd_boot um-bench slab_nomerge "$cpu" default 0 "$FWD_RUNS" "$one" "$rounds" 128 default slab_nomerge
 	fwd_boot um-stats default "$cpu" default 1 "$FWD_STATS_RUNS" "$one" 1 "$coal" "$mps"
@@ -281,8 +320,8 @@ fwd_kernel() {
 	counted=(--stats "default=$G_CACHE/run/fwd-default-um-stats-$KVER.log"
 		--stats "slab_nomerge=$G_CACHE/run/fwd-slab_nomerge-um-stats-$KVER.log")
 	if [ "$smp" = 1 ]; then
-		"$PROJECT/scripts/kernel.sh" "$KVER" um-bench-smp
-		"$PROJECT/scripts/kernel.sh" "$KVER" um-stats-smp
+		build_kernel um-bench-smp
+		build_kernel um-stats-smp
 		fwd_boot um-bench-smp smp all "1cpu 2cpu cross" 0 "$FWD_RUNS" "$two" "$rounds" 128 default \
 			seccomp=on ncpus=2
 		fwd_boot um-stats-smp smp all "1cpu 2cpu cross" 1 "$FWD_STATS_RUNS" "$two" 1 128 default \
@@ -297,12 +336,12 @@ fwd_kernel() {
 
 bench_kernel() {
 	use_kernel "$1"
-	"$PROJECT/scripts/tree.sh" "$KVER"
+	phase "tree $KVER" "$KVER: tree" "$PROJECT/scripts/tree.sh" "$KVER"
 	local where cpu probes plan
 	for where in $BENCH_WHERE; do
 		case $where in
 		uml)
-			"$PROJECT/scripts/kernel.sh" "$KVER" um-bench
+			build_kernel um-bench
 			cpu=$BENCH_CPU
 			if [ "$cpu" = auto ]; then
 				read -r cpu probes < <(pick_cpu)
@@ -321,7 +360,7 @@ bench_kernel() {
 			# keeps its LOCK prefix there, so MPMC is compared like for like at native speed.
 			# SMP UML runs its userspace in SECCOMP mode only.
 			if grep -q '^config SMP' "$TREE/arch/um/Kconfig"; then
-				"$PROJECT/scripts/kernel.sh" "$KVER" um-bench-smp
+				build_kernel um-bench-smp
 				log "$KVER: alf_queue in SMP UML (2 CPUs)"
 				uml_bench um-bench-smp uml-smp "$cpu" \
 					"$host_cpu (UML, 2 CPUs), pinned to host CPU $cpu" \
@@ -330,7 +369,7 @@ bench_kernel() {
 			;;
 		qemu)
 			[ "$BENCH_FWD" != only ] || continue # the forwarding runs in UML only
-			"$PROJECT/scripts/kernel.sh" "$KVER" x86-smp
+			build_kernel x86-smp
 			plan=$runs/bench-qemu-plan-$KVER.sh
 			cat >"$plan" <<-EOF
 				load /modules/rust_slab_bulk_bench.ko $SLAB_BULK_QEMU_ARGS
@@ -356,3 +395,5 @@ cp "$stage"/* "$PROJECT/results/"
 log "results/: $(cd "$stage" && printf '%s ' *)"
 # Last, every target of the benchmarks against the results just staged, with the host each records.
 krun python3 "$G_PROJECT/scripts/targets.py" "$G_CACHE/run/results"
+finished=1
+log "make bench done in $(took $((SECONDS - t_start)))"
