@@ -39,8 +39,8 @@ impl<T, const L: usize, const S: usize, const B: usize> Hooks<T, L, S, B> {
     /// Registers nothing.
     pub(super) fn register(
         _cache: &crate::slab_bulk::Cache<core::mem::MaybeUninit<T>>,
-        _shared: &crate::alf_queue::MpmcQueue<super::pool::Raw<T>, S>,
-        _local: &super::percpu::PerCpu<super::pool::Local<T, L>>,
+        _shared: &crate::alf_queue::MpmcQueue<super::queue::Raw<T>, S>,
+        _local: &super::percpu::PerCpu<super::queue::Local<T, L>>,
     ) -> crate::error::Result<Option<crate::alloc::KBox<Self>>> {
         Ok(None)
     }
@@ -56,7 +56,7 @@ mod registered {
         work_struct,
     };
     use super::super::percpu::{possible_cpus, PerCpu};
-    use super::super::pool::{Local, Raw};
+    use super::super::queue::{Local, Raw};
     use crate::alf_queue::MpmcQueue;
     use crate::alloc::{flags::GFP_KERNEL, KBox};
     use crate::error::{code::*, to_result, Result};

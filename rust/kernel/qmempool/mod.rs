@@ -41,6 +41,7 @@ mod hooks;
 mod object;
 mod percpu;
 mod pool;
+mod queue;
 
 #[cfg(CONFIG_RUST_QMEMPOOL_KUNIT_TEST)]
 mod kunit_suite {

@@ -2,7 +2,11 @@
 
 //! [`PoolObj`]: an object of a [`QMemPool`], owned, back to its pool when dropped.
 
-use super::pool::{QMemPool, Raw};
+use super::context::BhGuard;
+use super::pool::QMemPool;
+use super::queue::Raw;
+use crate::alloc::Flags;
+use crate::error::Result;
 use core::fmt;
 use core::mem::{ManuallyDrop, MaybeUninit};
 use core::ops::{Deref, DerefMut};
@@ -17,7 +21,6 @@ use core::ptr::{self, NonNull};
 /// [`QMemPool::free_in`] saves the guard that dropping makes.
 ///
 /// [`Obj`]: crate::slab_bulk::Obj
-/// [`BhGuard`]: super::BhGuard
 ///
 /// # Invariants
 ///
@@ -37,6 +40,120 @@ unsafe impl<T: Send, const L: usize, const S: usize, const B: usize> Send
 unsafe impl<T: Sync, const L: usize, const S: usize, const B: usize> Sync
     for PoolObj<'_, T, L, S, B>
 {
+}
+
+/// The allocations and frees of [`PoolObj`]s, one object at a time.
+impl<'c, T, const LOCAL: usize, const SHARED: usize, const BULK: usize>
+    QMemPool<'c, T, LOCAL, SHARED, BULK>
+{
+    /// Allocates an object on `guard`'s CPU and moves `value` into it.
+    ///
+    /// Errors: `ENOMEM` if this CPU's queue and the shared queue are empty and the cache could
+    /// not give `BULK` objects (all or nothing: nothing is kept, nothing leaks); `value` is
+    /// dropped then. The allocation never sleeps, whatever `flags` say (see the module
+    /// documentation).
+    #[inline]
+    pub fn alloc_in(
+        &self,
+        guard: &BhGuard,
+        value: T,
+        flags: Flags,
+    ) -> Result<PoolObj<'_, T, LOCAL, SHARED, BULK>> {
+        let raw = self.take(guard, flags)?;
+        // SAFETY: `raw` is a free object of the pool's cache, now owned by the caller.
+        Ok(unsafe { PoolObj::new(self, raw, value) })
+    }
+
+    /// Allocates an object and moves `value` into it, in whatever context the caller is in.
+    ///
+    /// Makes a [`BhGuard`] for the duration of the call; where none can be made (hard IRQ,
+    /// IRQs disabled), allocates from the cache directly with `kmem_cache_alloc`. Errors as
+    /// [`QMemPool::alloc_in`].
+    #[inline]
+    pub fn alloc(&self, value: T, flags: Flags) -> Result<PoolObj<'_, T, LOCAL, SHARED, BULK>> {
+        let raw = self.take_anywhere(flags)?;
+        // SAFETY: `raw` is a free object of the pool's cache, owned by the caller.
+        Ok(unsafe { PoolObj::new(self, raw, value) })
+    }
+
+    /// Drops `obj`'s value and puts the object in `guard`'s CPU's queue.
+    #[inline]
+    pub fn free_in(&self, guard: &BhGuard, obj: PoolObj<'_, T, LOCAL, SHARED, BULK>) {
+        if let Some(raw) = obj.into_free(self) {
+            self.put(guard, raw);
+        }
+    }
+}
+
+/// Zeroes `raw` if `flags` ask for it: `__GFP_ZERO` for an object of the pool, which may come
+/// from a queue, dirty from its last user.
+///
+/// # Safety
+///
+/// `raw` must be a free object of the pool's cache owned by the caller.
+#[inline]
+unsafe fn zero_if_asked<T>(raw: Raw<T>, flags: Flags) {
+    if flags.contains(crate::alloc::flags::__GFP_ZERO) {
+        // SAFETY: The caller owns the object, valid for a write of one `MaybeUninit<T>`.
+        unsafe { raw.as_ptr().write_bytes(0, 1) };
+    }
+}
+
+/// Pools of uninitialised objects: an allocation writes nothing into the object, as with the C
+/// API (moving a `MaybeUninit::uninit()` in would copy its bytes).
+impl<'c, U, const LOCAL: usize, const SHARED: usize, const BULK: usize>
+    QMemPool<'c, MaybeUninit<U>, LOCAL, SHARED, BULK>
+{
+    /// Allocates an uninitialised object on `guard`'s CPU, zeroed with `__GFP_ZERO`. Errors as
+    /// [`QMemPool::alloc_in`].
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # use kernel::prelude::*;
+    /// use core::mem::MaybeUninit;
+    /// use kernel::alloc::flags::GFP_ATOMIC;
+    /// use kernel::qmempool::{BhGuard, QMemPool};
+    /// use kernel::slab_bulk::{CacheFlags, KmemCache};
+    ///
+    /// let cache =
+    ///     KmemCache::<MaybeUninit<[u8; 256]>>::new(c"doc_qmempool_raw", CacheFlags::NONE)?;
+    /// let pool = QMemPool::<MaybeUninit<[u8; 256]>>::new(&cache)?;
+    /// if let Some(guard) = BhGuard::new() {
+    ///     let mut buf = pool.alloc_uninit_in(&guard, GFP_ATOMIC)?;
+    ///     buf.write([0xa5; 256]);
+    ///     pool.free_in(&guard, buf);
+    /// }
+    /// let buf = pool.alloc_uninit(GFP_ATOMIC)?;
+    /// drop(buf);
+    /// # Ok::<(), Error>(())
+    /// ```
+    #[inline]
+    pub fn alloc_uninit_in(
+        &self,
+        guard: &BhGuard,
+        flags: Flags,
+    ) -> Result<PoolObj<'_, MaybeUninit<U>, LOCAL, SHARED, BULK>> {
+        let raw = self.take(guard, flags)?;
+        // SAFETY: `raw` is a free object of the pool's cache, now owned by the caller.
+        unsafe { zero_if_asked(raw, flags) };
+        // SAFETY: As above.
+        Ok(unsafe { PoolObj::new_uninit(self, raw) })
+    }
+
+    /// Allocates an uninitialised object in whatever context the caller is in, zeroed with
+    /// `__GFP_ZERO`. Errors as [`QMemPool::alloc`].
+    #[inline]
+    pub fn alloc_uninit(
+        &self,
+        flags: Flags,
+    ) -> Result<PoolObj<'_, MaybeUninit<U>, LOCAL, SHARED, BULK>> {
+        let raw = self.take_anywhere(flags)?;
+        // SAFETY: `raw` is a free object of the pool's cache, owned by the caller.
+        unsafe { zero_if_asked(raw, flags) };
+        // SAFETY: As above.
+        Ok(unsafe { PoolObj::new_uninit(self, raw) })
+    }
 }
 
 impl<'p, T, const L: usize, const S: usize, const B: usize> PoolObj<'p, T, L, S, B> {

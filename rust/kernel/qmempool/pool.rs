@@ -4,8 +4,8 @@
 
 use super::context::BhGuard;
 use super::hooks::Hooks;
-use super::object::PoolObj;
 use super::percpu::{self, PerCpu};
+use super::queue::{Local, Raw};
 use crate::alf_queue::{MpmcQueue, SpscQueue};
 use crate::alloc::{
     flags::{GFP_KERNEL, GFP_NOWAIT},
@@ -14,13 +14,6 @@ use crate::alloc::{
 use crate::error::{code::*, Result};
 use crate::slab_bulk::{Cache, CachePin, KmemCache, Obj, ObjArray};
 use core::mem::{self, MaybeUninit};
-use core::ptr::NonNull;
-
-/// A free object of the pool's cache, as the queues hold it: uninitialised memory.
-pub(super) type Raw<T> = NonNull<MaybeUninit<T>>;
-
-/// The local queue of one CPU.
-pub(super) type Local<T, const L: usize> = SpscQueue<Raw<T>, L>;
 
 /// The default size of each CPU's local queue (the C qmempool's `QMEMPOOL_LOCALQ` for skbs).
 pub const LOCAL_DEFAULT: usize = 32;
@@ -49,11 +42,12 @@ pub const BULK_DEFAULT: usize = 16;
 /// array is the one the queue operations read and write ([`ObjArray::raw_objs`]): nothing is
 /// copied in between.
 ///
-/// Objects come out as [`PoolObj`]s, owned and typed, and go back to this pool when dropped,
-/// whichever CPU drops them: into that CPU's queue, as in the C original. An object is not tied
-/// to the CPU it came from; what is tied is that it belongs to this pool's cache, and the pool
-/// hands it only back to the cache it came from. When the pool is dropped, every object it holds
-/// goes back to the cache; objects still out borrow the pool, so there are none.
+/// Objects come out as [`PoolObj`]s, owned and typed (the allocations are in `object.rs`, beside
+/// that type), and go back to this pool when dropped, whichever CPU drops them: into that CPU's
+/// queue, as in the C original. An object is not tied to the CPU it came from; what is tied is
+/// that it belongs to this pool's cache, and the pool hands it only back to the cache it came
+/// from. When the pool is dropped, every object it holds goes back to the cache; objects still
+/// out borrow the pool, so there are none.
 ///
 /// The knobs are const parameters: `LOCAL` and `SHARED` are powers of two, `BULK` is at least 1
 /// and at most `LOCAL` and `SHARED` (checked at compile time). The defaults are the C
@@ -62,6 +56,8 @@ pub const BULK_DEFAULT: usize = 16;
 /// Contexts: see the [module documentation](super). Operations go through a [`BhGuard`]; the
 /// convenience methods ([`QMemPool::alloc`], dropping a [`PoolObj`]) make one each time, or go
 /// to the slab allocator directly where no guard can be made (hard IRQ, IRQs disabled).
+///
+/// [`PoolObj`]: super::PoolObj
 ///
 /// # Invariants
 ///
@@ -139,20 +135,6 @@ fn nosleep(flags: Flags) -> Flags {
     flags & !(GFP_KERNEL & !GFP_NOWAIT) & !crate::alloc::flags::__GFP_ZERO
 }
 
-/// Zeroes `raw` if `flags` ask for it: `__GFP_ZERO` for an object of the pool, which may come
-/// from a queue, dirty from its last user.
-///
-/// # Safety
-///
-/// `raw` must be a free object of the pool's cache owned by the caller.
-#[inline]
-unsafe fn zero_if_asked<T>(raw: Raw<T>, flags: Flags) {
-    if flags.contains(crate::alloc::flags::__GFP_ZERO) {
-        // SAFETY: The caller owns the object, valid for a write of one `MaybeUninit<T>`.
-        unsafe { raw.as_ptr().write_bytes(0, 1) };
-    }
-}
-
 impl<'c, T, const LOCAL: usize, const SHARED: usize, const BULK: usize>
     QMemPool<'c, T, LOCAL, SHARED, BULK>
 {
@@ -206,44 +188,6 @@ impl<'c, T, const LOCAL: usize, const SHARED: usize, const BULK: usize>
         unsafe { Cache::from_raw(self.cache.as_raw()) }
     }
 
-    /// Allocates an object on `guard`'s CPU and moves `value` into it.
-    ///
-    /// Errors: `ENOMEM` if this CPU's queue and the shared queue are empty and the cache could
-    /// not give `BULK` objects (all or nothing: nothing is kept, nothing leaks); `value` is
-    /// dropped then. The allocation never sleeps, whatever `flags` say (see the module
-    /// documentation).
-    #[inline]
-    pub fn alloc_in(
-        &self,
-        guard: &BhGuard,
-        value: T,
-        flags: Flags,
-    ) -> Result<PoolObj<'_, T, LOCAL, SHARED, BULK>> {
-        let raw = self.take(guard, flags)?;
-        // SAFETY: `raw` is a free object of the pool's cache, now owned by the caller.
-        Ok(unsafe { PoolObj::new(self, raw, value) })
-    }
-
-    /// Allocates an object and moves `value` into it, in whatever context the caller is in.
-    ///
-    /// Makes a [`BhGuard`] for the duration of the call; where none can be made (hard IRQ,
-    /// IRQs disabled), allocates from the cache directly with `kmem_cache_alloc`. Errors as
-    /// [`QMemPool::alloc_in`].
-    #[inline]
-    pub fn alloc(&self, value: T, flags: Flags) -> Result<PoolObj<'_, T, LOCAL, SHARED, BULK>> {
-        let raw = self.take_anywhere(flags)?;
-        // SAFETY: `raw` is a free object of the pool's cache, owned by the caller.
-        Ok(unsafe { PoolObj::new(self, raw, value) })
-    }
-
-    /// Drops `obj`'s value and puts the object in `guard`'s CPU's queue.
-    #[inline]
-    pub fn free_in(&self, guard: &BhGuard, obj: PoolObj<'_, T, LOCAL, SHARED, BULK>) {
-        if let Some(raw) = obj.into_free(self) {
-            self.put(guard, raw);
-        }
-    }
-
     /// Puts the free object `raw` back, in whatever context the caller is in: in this CPU's
     /// queue under a [`BhGuard`] made for the call or, where none can be made (hard IRQ, IRQs
     /// disabled), straight back to the cache with `kmem_cache_free`.
@@ -262,7 +206,7 @@ impl<'c, T, const LOCAL: usize, const SHARED: usize, const BULK: usize>
     /// Takes a free object in whatever context the caller is in: under a [`BhGuard`] made for
     /// the call or, where none can be made, from the cache directly.
     #[inline]
-    fn take_anywhere(&self, flags: Flags) -> Result<Raw<T>> {
+    pub(super) fn take_anywhere(&self, flags: Flags) -> Result<Raw<T>> {
         match BhGuard::new() {
             Some(guard) => self.take(&guard, flags),
             None => Ok(self.cache().alloc_uninit(nosleep(flags))?.into_raw()),
@@ -271,7 +215,7 @@ impl<'c, T, const LOCAL: usize, const SHARED: usize, const BULK: usize>
 
     /// Takes a free object on `guard`'s CPU.
     #[inline]
-    fn take(&self, guard: &BhGuard, flags: Flags) -> Result<Raw<T>> {
+    pub(super) fn take(&self, guard: &BhGuard, flags: Flags) -> Result<Raw<T>> {
         let local = self.local.this_cpu(guard);
         // SAFETY: The guard makes this code the only user of this CPU's queue (type invariant).
         match unsafe { local.dequeue() } {
@@ -356,63 +300,6 @@ impl<'c, T, const LOCAL: usize, const SHARED: usize, const BULK: usize>
         let locals =
             percpu::possible_cpus().filter_map(move |cpu| Some((cpu, self.local.get(cpu)?.len())));
         (self.shared.len(), locals)
-    }
-}
-
-/// Pools of uninitialised objects: an allocation writes nothing into the object, as with the C
-/// API (moving a `MaybeUninit::uninit()` in would copy its bytes).
-impl<'c, U, const LOCAL: usize, const SHARED: usize, const BULK: usize>
-    QMemPool<'c, MaybeUninit<U>, LOCAL, SHARED, BULK>
-{
-    /// Allocates an uninitialised object on `guard`'s CPU, zeroed with `__GFP_ZERO`. Errors as
-    /// [`QMemPool::alloc_in`].
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// # use kernel::prelude::*;
-    /// use core::mem::MaybeUninit;
-    /// use kernel::alloc::flags::GFP_ATOMIC;
-    /// use kernel::qmempool::{BhGuard, QMemPool};
-    /// use kernel::slab_bulk::{CacheFlags, KmemCache};
-    ///
-    /// let cache =
-    ///     KmemCache::<MaybeUninit<[u8; 256]>>::new(c"doc_qmempool_raw", CacheFlags::NONE)?;
-    /// let pool = QMemPool::<MaybeUninit<[u8; 256]>>::new(&cache)?;
-    /// if let Some(guard) = BhGuard::new() {
-    ///     let mut buf = pool.alloc_uninit_in(&guard, GFP_ATOMIC)?;
-    ///     buf.write([0xa5; 256]);
-    ///     pool.free_in(&guard, buf);
-    /// }
-    /// let buf = pool.alloc_uninit(GFP_ATOMIC)?;
-    /// drop(buf);
-    /// # Ok::<(), Error>(())
-    /// ```
-    #[inline]
-    pub fn alloc_uninit_in(
-        &self,
-        guard: &BhGuard,
-        flags: Flags,
-    ) -> Result<PoolObj<'_, MaybeUninit<U>, LOCAL, SHARED, BULK>> {
-        let raw = self.take(guard, flags)?;
-        // SAFETY: `raw` is a free object of the pool's cache, now owned by the caller.
-        unsafe { zero_if_asked(raw, flags) };
-        // SAFETY: As above.
-        Ok(unsafe { PoolObj::new_uninit(self, raw) })
-    }
-
-    /// Allocates an uninitialised object in whatever context the caller is in, zeroed with
-    /// `__GFP_ZERO`. Errors as [`QMemPool::alloc`].
-    #[inline]
-    pub fn alloc_uninit(
-        &self,
-        flags: Flags,
-    ) -> Result<PoolObj<'_, MaybeUninit<U>, LOCAL, SHARED, BULK>> {
-        let raw = self.take_anywhere(flags)?;
-        // SAFETY: `raw` is a free object of the pool's cache, owned by the caller.
-        unsafe { zero_if_asked(raw, flags) };
-        // SAFETY: As above.
-        Ok(unsafe { PoolObj::new_uninit(self, raw) })
     }
 }
 
