@@ -825,34 +825,56 @@ pub(crate) fn static_cache_allocator() {
     let l8 = Layout::new::<[u8; 8]>();
     let l40 = Layout::new::<[u8; 40]>();
     let l49 = Layout::new::<[u8; 49]>();
-    // SAFETY: A new allocation of 8 bytes, then reallocations of it with the layouts it has.
-    unsafe {
-        let Ok(p) = realloc_in::<Items>(None, l8, Layout::new::<()>(), GFP_KERNEL) else {
-            check!(false);
-            return;
-        };
-        let obj = p.cast::<u8>();
-        obj.as_ptr().write_bytes(0xa5, 8);
-        // Grown with `__GFP_ZERO`: same object, the new bytes zeroed.
-        let grown = realloc_in::<Items>(
+    // The KUnit assertion has `unsafe` blocks of its own: each `unsafe` below stays outside it.
+    // SAFETY: A new allocation of 8 bytes.
+    let Ok(p) = (unsafe { realloc_in::<Items>(None, l8, Layout::new::<()>(), GFP_KERNEL) }) else {
+        check!(false);
+        return;
+    };
+    let obj = p.cast::<u8>();
+    // SAFETY: `obj` is the 8 bytes just allocated.
+    unsafe { obj.as_ptr().write_bytes(0xa5, 8) };
+    // Grown with `__GFP_ZERO`: same object, the new bytes zeroed.
+    // SAFETY: `obj` was allocated with `l8`.
+    let grown = unsafe {
+        realloc_in::<Items>(
             Some(obj),
             l40,
             l8,
             GFP_KERNEL | crate::alloc::flags::__GFP_ZERO,
-        );
-        check!(grown.is_ok_and(|g| g.cast::<u8>() == obj && g.len() == 40));
-        let bytes = core::slice::from_raw_parts(obj.as_ptr(), 40);
-        check!(bytes[..8].iter().all(|&x| x == 0xa5) && bytes[8..].iter().all(|&x| x == 0));
-        // Too large: refused, the object unchanged and still allocated.
-        check!(realloc_in::<Items>(Some(obj), l49, l40, GFP_KERNEL).is_err());
-        check!(*obj.as_ptr() == 0xa5 && in_use(&reg) == 1);
-        // Shrunk: in place.
-        let shrunk = realloc_in::<Items>(Some(obj), l8, l40, GFP_KERNEL);
-        check!(shrunk.is_ok_and(|s| s.cast::<u8>() == obj) && *obj.as_ptr().add(7) == 0xa5);
-        // A size of 0 frees.
-        check!(realloc_in::<Items>(Some(obj), Layout::new::<()>(), l8, GFP_KERNEL).is_ok());
-        check!(in_use(&reg) == 0);
+        )
+    };
+    let grown = grown.is_ok_and(|g| g.cast::<u8>() == obj && g.len() == 40);
+    check!(grown);
+    if !grown {
+        return;
     }
+    // SAFETY: `obj` has 40 bytes now, all initialised.
+    let bytes = unsafe { core::slice::from_raw_parts(obj.as_ptr(), 40) };
+    check!(bytes[..8].iter().all(|&x| x == 0xa5) && bytes[8..].iter().all(|&x| x == 0));
+    // Too large: refused, the object unchanged and still allocated.
+    // SAFETY: `obj` has the layout `l40`.
+    let refused = unsafe { realloc_in::<Items>(Some(obj), l49, l40, GFP_KERNEL) };
+    check!(refused.is_err());
+    // SAFETY: `obj` is still allocated (the reallocation was refused).
+    let first = unsafe { *obj.as_ptr() };
+    check!(first == 0xa5 && in_use(&reg) == 1);
+    // Shrunk: in place.
+    // SAFETY: `obj` has the layout `l40`.
+    let shrunk = unsafe { realloc_in::<Items>(Some(obj), l8, l40, GFP_KERNEL) };
+    let in_place = shrunk.is_ok_and(|s| s.cast::<u8>() == obj);
+    check!(in_place);
+    if !in_place {
+        return;
+    }
+    // SAFETY: `obj` has 8 bytes, as written above.
+    let last = unsafe { *obj.as_ptr().add(7) };
+    check!(last == 0xa5);
+    // A size of 0 frees.
+    // SAFETY: `obj` has the layout `l8`.
+    let freed = unsafe { realloc_in::<Items>(Some(obj), Layout::new::<()>(), l8, GFP_KERNEL) };
+    check!(freed.is_ok());
+    check!(in_use(&reg) == 0);
     // `__GFP_ZERO` on a new allocation.
     let Ok(dirty) = Box::<Item, Items>::new(Item([u64::MAX; 6]), GFP_KERNEL) else {
         check!(false);
