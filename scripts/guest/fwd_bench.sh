@@ -393,7 +393,8 @@ done
 fwd_paths=${fwd_paths# } fwd_absent=${fwd_absent#,}
 fwd_npaths=$(fwd_words "$fwd_paths") fwd_ncoal=$(fwd_words "$FWD_COALESCE")
 fwd_defer_saved=-
-[ ! -r $fwd_defer_max ] || read -r fwd_defer_saved <$fwd_defer_max
+# cat, not read, for a sysctl file (see fwd_test.sh).
+[ ! -r $fwd_defer_max ] || fwd_defer_saved=$(cat $fwd_defer_max)
 
 # shellcheck disable=SC2086 # FWD_ARGS: zero or more parameters
 if [ "$FWD_STATS" = 1 ] && [ "$FWD_ROUNDS" != 1 ]; then

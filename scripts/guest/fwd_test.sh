@@ -111,9 +111,10 @@ if ! { [ -d "$fwd_dir" ] && fwd_links up; } && ! fwd_setup "$FWD_MODULE" $FWD_AR
 	echo "rfl_test: fwdnic full FAIL setup" >/dev/console
 # Under QEMU the CPU that completes TX can fall far behind the one that receives (its vCPU is
 # descheduled), the TX ring fills and the qdisc, 1000 frames long, drops the rest.  A queue of
-# 32767 frames (the most 7.x takes) holds a whole run of up to 31000 frames and makes "every
-# frame forwarded and completed" exact; on one CPU the ring never fills.
-elif ! busybox ip link set fwdnic1 qlen 32767; then
+# 32767 frames (the most 7.x takes) holds a whole run of up to 31000 frames a port and makes
+# "every frame forwarded and completed" exact; on one CPU the ring never fills.  Both ports:
+# with two flows (the cross runs below) fwdnic0 transmits too.
+elif ! { busybox ip link set fwdnic1 qlen 32767 && busybox ip link set fwdnic0 qlen 32767; }; then
 	echo "rfl_test: fwdnic full FAIL qlen refused" >/dev/console
 else
 	why='' total=0 batches=
@@ -156,7 +157,9 @@ else
 		# A full defer list: with skb_defer_max 1, an skb that goes back to the other CPU
 		# finds its list full (7.x hands a batch over at once) and is freed here instead;
 		# still each exactly once.
-		if read -r dmax <"$fwd_defer_max" && echo 1 >"$fwd_defer_max"; then
+		# cat, not read: a shell's read takes a byte at a time, and a sysctl file read at an
+		# offset past 0 is empty, so read would get the first digit and fail.
+		if dmax=$(cat "$fwd_defer_max") && [ -n "$dmax" ] && echo 1 >"$fwd_defer_max"; then
 			for path in shim napi; do
 				fwd_cross_run $path cross-defer_max=1
 			done
