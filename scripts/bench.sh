@@ -136,12 +136,11 @@ t_start=$SECONDS
 took() { printf '%d min %d s' $(($1 / 60)) $(($1 % 60)); }
 # phase KEY WHAT CMD...: run CMD as the phase WHAT, timed under KEY.
 phase() {
-	local key=$1 what=$2 last t0=$SECONDS rc=0
+	local key=$1 what=$2 last t0=$SECONDS
 	shift 2
 	last=$(awk -v k="$key" '{ t = $NF; $NF = "" } $0 == k " " { s = t } END { print s }' "$timings")
 	log "$what: starting${last:+ (about $(took "$last") the last time)}"
-	"$@" || rc=$?
-	[ "$rc" = 0 ] || return "$rc"
+	"$@" || return
 	log "$what: done in $(took $((SECONDS - t0)))"
 	{ grep -vF -x -e "$key $last" "$timings"; echo "$key $((SECONDS - t0))"; } >"$timings.tmp" &&
 		mv "$timings.tmp" "$timings"

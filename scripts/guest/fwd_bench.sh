@@ -393,7 +393,6 @@ done
 fwd_paths=${fwd_paths# } fwd_absent=${fwd_absent#,}
 fwd_npaths=$(fwd_words "$fwd_paths") fwd_ncoal=$(fwd_words "$FWD_COALESCE")
 fwd_defer_saved=-
-# cat, not read, for a sysctl file (see fwd_test.sh).
 [ ! -r $fwd_defer_max ] || fwd_defer_saved=$(cat $fwd_defer_max)
 
 # shellcheck disable=SC2086 # FWD_ARGS: zero or more parameters

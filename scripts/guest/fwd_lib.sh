@@ -9,8 +9,10 @@
 # they go).  fwdnic turns GRO off itself.
 #
 # Defined here for the users: fwd_dir (fwdnic's debugfs directory), fwd_params (its
-# parameters), fwd_defer_max (the sysctl that bounds each defer list), fwd_result (the last
-# run's line), and the functions below.
+# parameters), fwd_defer_max (the sysctl that bounds each defer list; read it with cat, not
+# read: a shell's read takes a byte at a time, and a sysctl file read at an offset past 0 is
+# empty, so read would get the first digit and fail), fwd_result (the last run's line), and the
+# functions below.
 
 fwd_dir=/sys/kernel/debug/fwdnic
 fwd_params=/sys/module/fwdnic/parameters

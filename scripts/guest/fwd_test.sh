@@ -157,8 +157,6 @@ else
 		# A full defer list: with skb_defer_max 1, an skb that goes back to the other CPU
 		# finds its list full (7.x hands a batch over at once) and is freed here instead;
 		# still each exactly once.
-		# cat, not read: a shell's read takes a byte at a time, and a sysctl file read at an
-		# offset past 0 is empty, so read would get the first digit and fail.
 		if dmax=$(cat "$fwd_defer_max") && [ -n "$dmax" ] && echo 1 >"$fwd_defer_max"; then
 			for path in shim napi; do
 				fwd_cross_run $path cross-defer_max=1
