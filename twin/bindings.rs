@@ -286,12 +286,12 @@ impl kmem_cache {
         if slab.is_null() {
             return None;
         }
-        let base = slab as usize;
         // SAFETY: The slab was just allocated with `bytes` bytes.
         #[cfg(not(miri))]
         unsafe {
-            core::ptr::write_bytes(base as *mut u8, POISON_FREE, bytes)
+            core::ptr::write_bytes(slab, POISON_FREE, bytes)
         };
+        let base = slab as usize;
         st.slabs.push((SlabBase(slab), layout));
         let objects = layout.size() / self.stride;
         // Pushed in reverse so that objects are handed out in address order.
