@@ -71,6 +71,14 @@
 #define FWDNIC_RING_MASK	(FWDNIC_RING_SIZE - 1)
 #define FWDNIC_TX_WORK		256	/* ixgbe's TX work limit per poll */
 #define FWDNIC_TX_WAKE		32	/* free descriptors to wake the queue */
+/*
+ * Frames of a port's flow that may be on their way to the other port's TX
+ * completion (in the stack, the qdisc and the TX ring) before its RX waits:
+ * above a ring and the default qdisc of 1000, which one CPU never fills, and
+ * far below the longest qdisc, so that a TX completion that falls behind on
+ * another CPU holds the burst back instead of overflowing the qdisc.
+ */
+#define FWDNIC_RX_IN_FLIGHT	2048
 
 #define FWDNIC_FRAME_LEN	60	/* pktgen's 60-byte packets, no FCS */
 #define FWDNIC_HEADROOM		(NET_SKB_PAD + NET_IP_ALIGN)
@@ -127,6 +135,16 @@ struct fwdnic_port {
 	struct u64_stats_sync syncp;
 	u64_stats_t rx_packets, rx_bytes, rx_dropped;
 	u64_stats_t tx_packets, tx_bytes;
+
+	/*
+	 * Frames this port handed to the stack and frames it completed, each
+	 * written by its poll only (the other port's RX reads tx_done), and
+	 * their difference at the start of the burst (frames the stack dropped
+	 * or the port sent of its own before): see fwdnic_rx_held().
+	 */
+	unsigned long rx_delivered;
+	unsigned long tx_done;
+	long rx_flight_base;
 };
 
 /* A burst sent into port 0 and what came out of port 1. */
@@ -278,6 +296,7 @@ static bool fwdnic_clean_tx(struct fwdnic_port *port, int napi_budget)
 	u64_stats_add(&port->tx_packets, packets);
 	u64_stats_add(&port->tx_bytes, bytes);
 	u64_stats_update_end(&port->syncp);
+	WRITE_ONCE(port->tx_done, port->tx_done + packets);
 
 	/* Pairs with the release in fwdnic_run(): target is set. */
 	if (packets && smp_load_acquire(&fwdnic.counting) &&
@@ -298,6 +317,24 @@ static bool fwdnic_clean_tx(struct fwdnic_port *port, int napi_budget)
 	return !!budget;
 }
 
+/* The frames of @port's flow handed to the stack and not completed yet. */
+static long fwdnic_rx_in_flight(const struct fwdnic_port *port)
+{
+	return (long)(READ_ONCE(port->rx_delivered) -
+		      READ_ONCE(fwdnic.port[!port->index]->tx_done));
+}
+
+/*
+ * Flow control: each port's flow leaves through the other port.  While
+ * FWDNIC_RX_IN_FLIGHT of the burst's frames are not completed there, nothing
+ * arrives; the poll is repeated until they are.
+ */
+static bool fwdnic_rx_held(const struct fwdnic_port *port)
+{
+	return fwdnic_rx_in_flight(port) - port->rx_flight_base >=
+	       FWDNIC_RX_IN_FLIGHT;
+}
+
 /* RX "DMA" and the RX cleanup: up to @budget frames of the burst to the stack. */
 static int fwdnic_clean_rx(struct fwdnic_port *port, int budget)
 {
@@ -306,6 +343,8 @@ static int fwdnic_clean_rx(struct fwdnic_port *port, int budget)
 	int done = 0, n;
 
 	if (!left)
+		return 0;
+	if (fwdnic_rx_held(port))
 		return 0;
 	/*
 	 * The frames of this poll are taken from the burst before they reach
@@ -346,6 +385,7 @@ drop:
 	u64_stats_add(&port->rx_bytes, bytes);
 	u64_stats_add(&port->rx_dropped, dropped);
 	u64_stats_update_end(&port->syncp);
+	WRITE_ONCE(port->rx_delivered, port->rx_delivered + done - dropped);
 	return done;
 }
 
@@ -557,8 +597,11 @@ static int fwdnic_run(u64 packets)
 	fwdnic.end_ns = fwdnic.start_ns;
 	/* Pairs with the acquire in fwdnic_clean_tx(): target is set. */
 	smp_store_release(&fwdnic.counting, true);
-	for (i = 0; i < n; i++)
+	/* The polls read rx_flight_base after the interrupt below raises them. */
+	for (i = 0; i < n; i++) {
+		fwdnic.port[i]->rx_flight_base = fwdnic_rx_in_flight(fwdnic.port[i]);
 		WRITE_ONCE(fwdnic.port[i]->rx_left, packets);
+	}
 	local_bh_disable();
 	for (i = 0; i < n; i++)
 		fwdnic_irq(fwdnic.port[i]);
