@@ -16,6 +16,9 @@
  *    fragment, and the poll builds the skb around it with napi_build_skb(),
  *    as ixgbe does by default (ixgbe_build_skb(); napi_alloc_skb() is its
  *    legacy-rx mode), and hands it to napi_gro_receive(), with GRO off;
+ *    every frame of a burst must come out, so RX is a closed loop: it
+ *    delivers nothing while FWDNIC_RX_IN_FLIGHT frames of its flow are not
+ *    completed by the other port (where a router would drop them);
  *  - ndo_start_xmit() places the skb on the TX ring, and the TX interrupt
  *    is moderated: while a burst arrives it is raised once tx_coalesce
  *    descriptors wait (ixgbe's adaptive moderation spaces interrupts
