@@ -1,0 +1,88 @@
+#!/usr/bin/env bash
+# Where a forwarded packet's time goes in UML: one boot of a bench kernel running the
+# forwarding benchmark's plan (scripts/guest/fwd_bench.sh) in one condition and one arm, under
+# the host's `perf record -e cpu-clock` of every CPU, then the share of the samples per host
+# thread and per binary (the UML kernel, the host kernel, the rest) and the functions that take
+# the most.  The UML kernel is an ordinary host executable, so its symbols are resolved from
+# the build's `linux`; the host kernel's time is what UML asks of it (signals, system calls,
+# page faults, the SECCOMP traps of SMP UML's userspace).  It compares kernels and conditions
+# (um-bench against um-bench-smp, 1cpu against cross), not figures: cpu-clock sampling slows a
+# run, and the boot and warm-up are in the profile too.  Only the UML's own host processes are
+# reported, so other work on the host changes the shares little.
+#
+# usage: fwd-profile.sh VERSION KIND COND [PATH]
+#   KIND   um-bench or um-bench-smp (built by make bench)
+#   COND   default (um-bench), or 1cpu, 2cpu, cross (um-bench-smp)
+#   PATH   the arm: shim, napi (default), napi-nodefer, any, slab-bulk
+# FWD_PACKETS (default 2000000) frames are forwarded; FWD_PROFILE_TOP (25) functions listed.
+# The perf data stays in $CACHE_DIR/run/fwd-profile-VERSION-KIND-COND-PATH.data.
+# shellcheck source=lib.sh
+. "$(dirname "$0")/lib.sh"
+use_kernel "${1:?usage: fwd-profile.sh VERSION KIND COND [PATH]}"
+kind=${2:?usage: fwd-profile.sh VERSION KIND COND [PATH]}
+cond=${3:?usage: fwd-profile.sh VERSION KIND COND [PATH]}
+arm=${4:-napi}
+packets=${FWD_PACKETS:-2000000}
+top=${FWD_PROFILE_TOP:-25}
+command -v perf >/dev/null || die "fwd-profile.sh needs the host's perf (linux-perf)"
+[ -x "$BUILD/$kind/linux" ] || die "no $kind kernel for $KVER: run make bench (or scripts/kernel.sh $KVER $kind)"
+case $kind:$cond in
+um-bench:default | um-bench-smp:1cpu | um-bench-smp:2cpu | um-bench-smp:cross) ;;
+*) die "condition '$cond' is not one of $kind's (default on um-bench; 1cpu, 2cpu, cross on um-bench-smp)" ;;
+esac
+args=() qlen=
+if [ "$kind" = um-bench-smp ]; then
+	args=(seccomp=on ncpus=2)
+	qlen=32767 # as make bench's smp boot: a descheduled host thread delays, it does not drop
+fi
+defers=0
+awk '/^void napi_consume_skb\(/ { f = 1 } f && /skb_attempt_defer_free/ { d = 1 } f && /^}/ { f = 0 }
+	END { exit !d }' "$TREE/net/core/skbuff.c" && defers=1
+
+# The UML process maps its kernel from the path it has inside the toolchain root, which perf
+# records as the root's directory on the host plus that path; a symbol directory maps it back.
+symfs=$CACHE_DIR/run/fwd-profile-symfs
+mkdir -p "$symfs$ROOT"
+ln -sfn "$CACHE_DIR" "$symfs$ROOT$G_CACHE"
+
+mkdir -p "$CACHE_DIR/run"
+name=fwd-profile-$KVER-$kind-$cond-$arm
+plan=$CACHE_DIR/run/$name-plan.sh data=$CACHE_DIR/run/$name.data logf=$CACHE_DIR/run/$name.log
+{
+	echo "FWD_MODULE=$G_BUILD/$kind/drivers/net/fwdnic/fwdnic.ko"
+	echo "FWD_ARGS='' FWD_PACKETS=$packets FWD_RUNS=1 FWD_ROUNDS=1 FWD_PATHS='$arm'"
+	echo "FWD_CONDS='$cond' FWD_STATS=0 FWD_QLEN=$qlen FWD_DEFERS=$defers"
+	cat "$PROJECT/scripts/guest/skb_heads.sh" "$PROJECT/scripts/guest/fwd_lib.sh" \
+		"$PROJECT/scripts/guest/fwd_bench.sh"
+} >"$plan"
+log "$KVER $kind: $cond, $arm, $packets frames under perf record -e cpu-clock (all CPUs)"
+perf record -q -a -e cpu-clock -F 4000 -o "$data" &
+perf_pid=$!
+"$PROJECT/scripts/uml-run.sh" "$KVER" "$kind" "$plan" "$logf" "${args[@]}" >/dev/null &
+uml=$!
+# The UML's host processes (its kernel, with a thread per CPU, and its userspace), found by
+# the plan on its command line and its children, so that other work on the host is left out.
+pids=" "
+while kill -0 "$uml" 2>/dev/null; do
+	for p in $(pgrep -f "rfl_plan=$G_CACHE/run/plan-$KVER-$kind.sh"); do
+		for q in $p $(pgrep -P "$p"); do
+			[[ $pids == *" $q "* ]] || pids+="$q "
+		done
+	done
+	sleep 0.5
+done
+wait "$uml" || { kill -INT "$perf_pid"; die "the boot failed (log: $logf)"; }
+kill -INT "$perf_pid"
+wait "$perf_pid" || true
+grep -q 'rfl_fwd: run .*complete=1' "$logf" || die "the run did not complete (log: $logf)"
+grep 'rfl_fwd: run ' "$logf" | sed 's/.*rfl_fwd: //'
+pids=${pids# }
+pids=${pids% }
+pids=${pids// /,}
+
+report() { perf report -i "$data" --stdio --no-children -q --pid "$pids" --symfs "$symfs" --kallsyms /proc/kallsyms --percent-limit "$1" "${@:2}" 2>/dev/null; }
+echo "== samples per host thread of the UML and binary (percent of all samples)"
+report 0.5 --sort pid,dso
+echo "== the $top functions with the most samples, UML kernel and host kernel"
+report 0.2 --sort dso,sym | head -"$top"
+log "perf data: $data (perf report -i it for more)"
