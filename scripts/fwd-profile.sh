@@ -62,8 +62,19 @@ perf_pid=$!
 uml=$!
 # The UML's host processes (its kernel, with a thread per CPU, and its userspace), found by
 # the plan on its command line and its children, so that other work on the host is left out.
-pids=" "
+# Beside the samples, the UML kernel's host system calls that mask its IPI signal (SMP UML's
+# interrupt disabling, see docs/benchmarks.md), counted from the plan's setup line on.
+pids=" " counter=
 while kill -0 "$uml" 2>/dev/null; do
+	# Once the plan has set up (every CPU's thread exists), on the kernel's process.
+	if [ -z "$counter" ] && grep -q 'rfl_fwd: setup' "$logf" 2>/dev/null; then
+		for p in $(pgrep -x linux); do
+			grep -q "rfl_plan=$G_CACHE/run/plan-$KVER-$kind.sh" "/proc/$p/cmdline" 2>/dev/null || continue
+			perf stat -x, -e syscalls:sys_enter_rt_sigprocmask -p "$p" -o "$data.sigprocmask" &
+			counter=$!
+			break
+		done
+	fi
 	for p in $(pgrep -f "rfl_plan=$G_CACHE/run/plan-$KVER-$kind.sh"); do
 		for q in $p $(pgrep -P "$p"); do
 			[[ $pids == *" $q "* ]] || pids+="$q "
@@ -74,8 +85,16 @@ done
 wait "$uml" || { kill -INT "$perf_pid"; die "the boot failed (log: $logf)"; }
 kill -INT "$perf_pid"
 wait "$perf_pid" || true
+[ -z "$counter" ] || wait "$counter" || true
 grep -q 'rfl_fwd: run .*complete=1' "$logf" || die "the run did not complete (log: $logf)"
 grep 'rfl_fwd: run ' "$logf" | sed 's/.*rfl_fwd: //'
+frames=$(sed -n 's/.*rfl_fwd: run .* forwarded=\([0-9]*\) .*/\1/p' "$logf" | awk '{ n += $1 } END { print n }')
+# The plan's untimed warm-up burst (FWD_PACKETS frames, one flow; none for napi-nodefer) is
+# counted too.
+[ "$arm" = napi-nodefer ] || frames=$((frames + packets))
+calls=$(awk -F, '/sys_enter_rt_sigprocmask/ { print $1 }' "$data.sigprocmask" 2>/dev/null)
+[ -z "$calls" ] || echo "rt_sigprocmask calls of the UML kernel: $calls, $(awk -v c="$calls" -v f="$frames" \
+	'BEGIN { printf "%.2f", c / f }') per frame forwarded (warm-up included: $frames frames)"
 pids=${pids# }
 pids=${pids% }
 pids=${pids// /,}
