@@ -75,6 +75,14 @@ pub(crate) struct HeadTail {
 #[repr(C, align(64))]
 pub(crate) struct OwnLine<T>(T);
 
+impl<T> OwnLine<T> {
+    /// Puts `value` on a line of its own.
+    #[inline(always)]
+    pub(crate) const fn new(value: T) -> Self {
+        Self(value)
+    }
+}
+
 impl<T> core::ops::Deref for OwnLine<T> {
     type Target = T;
 

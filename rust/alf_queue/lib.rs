@@ -8,7 +8,9 @@
 //! It differs from the C original in a few ways:
 //! 1. Items are typed and owned: they move by value, and the queue drops what it still holds.
 //! 2. [`MpmcQueue`] and [`SpscQueue`] share one ring; an SPSC side is a [`Producer`] or
-//!    [`Consumer`] of [`SpscQueue::split`], or the caller of an `unsafe` method.
+//!    [`Consumer`] of [`SpscQueue::split`], or the caller of an `unsafe` method. For one item
+//!    at a time from any number of threads, [`StampQueue`] keeps a stamp in every slot instead
+//!    (Vyukov's bounded queue): it has no bulk operations.
 //! 3. Bulk (all or none) and burst (as many as fit) go through a [`Batch`], an inline array
 //!    that can be handed to C, or, for `Copy` items, from and into the caller's slice.
 //! 4. It depends on `core` only, so errors are an [`Error`], not kernel error codes: the same
@@ -22,6 +24,8 @@
 //! - [`MpmcQueue`]: with preemption disabled (bottom halves off, a spinlock, softirq, hard
 //!   IRQ), since a commit waits for the side's earlier reservations; from an IRQ handler only if
 //!   the code it interrupts disables IRQs around its operations.
+//! - [`StampQueue`]: any context, NMI included: it never waits for another operation (one that
+//!   finds its slot still held by the other side reports the queue full or empty).
 //! - [`SpscQueue`]: any context, NMI included: it never waits; one operation per side at a time
 //!   (`unsafe` methods: a side's calls ordered by happens-before, none from an interrupt
 //!   mid-call).
@@ -41,6 +45,7 @@ mod queue;
 mod ring;
 mod slots;
 mod spsc;
+mod stamp;
 mod sync;
 
 pub use self::batch::{Batch, Drain};
@@ -48,6 +53,7 @@ pub use self::batch::{Batch, Drain};
 pub use self::chunk::{ReadChunk, WriteChunk};
 pub use self::mpmc::MpmcQueue;
 pub use self::spsc::{Consumer, Producer, SpscQueue};
+pub use self::stamp::StampQueue;
 
 use core::fmt;
 

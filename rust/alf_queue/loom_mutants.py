@@ -74,6 +74,56 @@ for side, other in (("prod", "cons"), ("cons", "prod")):
                              f"the {side} count of available entries off by one"),
     })
 
+# The StampQueue's mutants (stamp.rs), each applied inside one function: name -> (function,
+# exact text in it, replacement, what it removes).
+S_LOAD = "read_stamp(&slot.stamp, {}, Ordering::Acquire)"
+STAMP_MUTANTS = {
+    "stamp_s0": ("enqueue", S_LOAD.format("tail"), S_LOAD.format("tail").replace(ACQ, RLX),
+                 "S0, the enqueue's stamp load, Acquire -> Relaxed"),
+    "stamp_s1": ("enqueue", "store(tail.wrapping_add(1), Ordering::Release)",
+                 "store(tail.wrapping_add(1), Ordering::Relaxed)",
+                 "S1, the enqueue's stamp store, Release -> Relaxed"),
+    "stamp_s2": ("dequeue", S_LOAD.format("head"), S_LOAD.format("head").replace(ACQ, RLX),
+                 "S2, the dequeue's stamp load, Acquire -> Relaxed"),
+    "stamp_s3": ("dequeue", ".store(head.wrapping_add(Self::CAP), Ordering::Release)",
+                 ".store(head.wrapping_add(Self::CAP), Ordering::Relaxed)",
+                 "S3, the dequeue's stamp store, Release -> Relaxed"),
+    "stamp_prod_nocas": ("enqueue", "self.tail.compare_exchange_weak(",
+                         "self::racy_reserve(&self.tail, ",
+                         "the enqueue's reservation a load and a store, not a compare-and-swap"),
+    "stamp_cons_nocas": ("dequeue", "self.head.compare_exchange_weak(",
+                         "self::racy_reserve(&self.head, ",
+                         "the dequeue's reservation a load and a store, not a compare-and-swap"),
+    "stamp_prod_publish": ("enqueue", "store(tail.wrapping_add(1), Ordering::Release)",
+                           "store(tail.wrapping_add(Self::CAP), Ordering::Release)",
+                           "the enqueue publishes the slot as emptied, not filled"),
+    "stamp_cons_publish": ("dequeue", ".store(head.wrapping_add(Self::CAP), Ordering::Release)",
+                           ".store(head.wrapping_add(1), Ordering::Release)",
+                           "the dequeue leaves the slot marked full"),
+}
+
+# For the `*_nocas` mutants: a reservation by a plain load, a yield (so that loom can run the
+# other operation of the side in between) and a store, in place of `compare_exchange_weak`.
+RACY_RESERVE = """
+#[allow(dead_code)]
+fn racy_reserve(
+    index: &AtomicU32,
+    current: u32,
+    new: u32,
+    _: Ordering,
+    _: Ordering,
+) -> Result<u32, u32> {
+    let now = index.load(Ordering::Relaxed);
+    if now != current {
+        return Err(now);
+    }
+    #[cfg(loom)]
+    loom::thread::yield_now();
+    index.store(new, Ordering::Relaxed);
+    Ok(current)
+}
+"""
+
 FUNCTIONS = ("move_head", "update_tail")
 
 # The dispatchers: `mutate` (true for the mutant's side) picks the mutated copy of the function.
@@ -150,6 +200,24 @@ def mutate(crate, side, old, new):
     return None
 
 
+def mutate_stamp(crate, fn, old, new):
+    """Applies a StampQueue mutant to stamp.rs in `crate`, inside `fn`; returns an error or
+    None."""
+    path = os.path.join(crate, "stamp.rs")
+    with open(path) as f:
+        src = f.read()
+    m = re.search(r"(?ms)^    pub fn " + fn + r"\b.*?^    }\n", src)
+    if not m:
+        return f"no function {fn} in stamp.rs"
+    body = m.group(0)
+    if body.count(old) != 1:
+        return f"anchor not found once in {fn}: {old!r}"
+    src = src[:m.start()] + body.replace(old, new) + src[m.end():] + RACY_RESERVE
+    with open(path, "w") as f:
+        f.write(src)
+    return None
+
+
 def copy_workspace(dst):
     """Copies the workspace manifests and the crate, with alf_queue as the only member.
 
@@ -200,7 +268,7 @@ def run(dst, target):
 
 
 def main():
-    names = sys.argv[1:] or list(MUTANTS)
+    names = sys.argv[1:] or list(MUTANTS) + list(STAMP_MUTANTS)
     base = tempfile.mkdtemp(prefix="alf_mutants.")
     target = os.path.join(base, "target")
     try:
@@ -215,13 +283,17 @@ def main():
             return 1
         missed = 0
         for name in names:
-            side, old, new, what = MUTANTS[name]
             saved = {}
-            for fname in ("headtail.rs", "ring.rs"):
+            for fname in ("headtail.rs", "ring.rs", "stamp.rs"):
                 with open(os.path.join(crate, fname)) as f:
                     saved[fname] = f.read()
             try:
-                err = mutate(crate, side, old, new)
+                if name in STAMP_MUTANTS:
+                    fn, old, new, what = STAMP_MUTANTS[name]
+                    err = mutate_stamp(crate, fn, old, new)
+                else:
+                    side, old, new, what = MUTANTS[name]
+                    err = mutate(crate, side, old, new)
                 if err:
                     print(f"{name}: {err}")
                     return 1

@@ -156,6 +156,9 @@ queue_common! {
 
 impl<T, const N: usize> MpmcQueue<T, N> {
     /// Moves `item` into the queue, or hands it back if the queue is full.
+    ///
+    /// For a queue used one item at a time across threads, see
+    /// [`StampQueue`](super::StampQueue); this queue is built for bulks.
     #[inline]
     pub fn enqueue(&self, item: T) -> Result<(), T> {
         // SAFETY: The multi-producer protocol needs no exclusivity.
@@ -163,6 +166,8 @@ impl<T, const N: usize> MpmcQueue<T, N> {
     }
 
     /// Moves the oldest item out of the queue, if there is one.
+    ///
+    /// One item at a time across threads, see [`StampQueue`](super::StampQueue).
     #[inline]
     pub fn dequeue(&self) -> Option<T> {
         // SAFETY: The multi-consumer protocol needs no exclusivity.

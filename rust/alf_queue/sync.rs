@@ -17,7 +17,7 @@ pub(crate) use loom::sync::atomic::{AtomicU32, Ordering};
 /// This is `cpu_relax()` (`PAUSE` on x86) normally; under loom it yields to the scheduler, so a
 /// spin loop does not exhaust the model's branch budget.
 #[inline(always)]
-fn spin_loop() {
+pub(crate) fn spin_loop() {
     #[cfg(not(loom))]
     core::hint::spin_loop();
     #[cfg(loom)]
@@ -85,6 +85,32 @@ pub(crate) fn read_own_tail(tail: &AtomicU32, head: u32, order: Ordering) -> u32
         match tail.compare_exchange(never, never, order, order) {
             Ok(_) => panic!("the tail ran 2^31 ahead of the head"),
             Err(t) => t,
+        }
+    }
+}
+
+/// Reads the stamp of a [`StampQueue`](super::StampQueue) slot with `order`, for an operation
+/// on index `idx`.
+///
+/// A load normally. Under loom, for the reason given at [`wait_for`], a compare-and-swap that
+/// cannot succeed (it expects a stamp `2^31` away from `idx`; the stamps an operation meets are
+/// within `N + 1` of its index), as in [`read_own_tail`]: an operation that takes a slot reads
+/// its stamp and then stores it, and with a plain load loom checks that store only against the
+/// same thread's load, never trying the other side's earlier read of the stamp after it. As
+/// plain loads, three of the four `StampQueue` models never reached their interleaving.
+#[inline(always)]
+pub(crate) fn read_stamp(stamp: &AtomicU32, idx: u32, order: Ordering) -> u32 {
+    #[cfg(not(loom))]
+    {
+        let _ = idx;
+        stamp.load(order)
+    }
+    #[cfg(loom)]
+    {
+        let never = idx.wrapping_add(1 << 31);
+        match stamp.compare_exchange(never, never, order, order) {
+            Ok(_) => panic!("a stamp 2^31 away from its index"),
+            Err(s) => s,
         }
     }
 }

@@ -29,8 +29,9 @@
 //! every item, is slower) and ringbuf (slices), both SPSC. All have 1024 slots (4096 in the
 //! `1p1c_single` groups) and carry `usize` elements (the size of a pointer). In the
 //! `1p1c_single` groups every queue moves one element per call: ours through
-//! `Producer::enqueue`/`Consumer::dequeue` (`alf_spsc_single`) and `MpmcQueue::enqueue`/
-//! `dequeue` (`alf_mpmc_single`), rtrb through `Producer::push`/`Consumer::pop`, ringbuf
+//! `Producer::enqueue`/`Consumer::dequeue` (`alf_spsc_single`), `MpmcQueue::enqueue`/
+//! `dequeue` (`alf_mpmc_single`) and `StampQueue::enqueue`/`dequeue` (`alf_stamp_single`;
+//! in the `st` group too), rtrb through `Producer::push`/`Consumer::pop`, ringbuf
 //! through `try_push`/`try_pop` of its caching halves, the MPMC peers as in the other groups.
 //!
 //! Across threads, every worker thread is pinned to a CPU of its own (from the CPUs this
@@ -58,7 +59,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Barrier;
 use std::time::{Duration, Instant};
 
-use alf_queue::{Batch, MpmcQueue, SpscQueue};
+use alf_queue::{Batch, MpmcQueue, SpscQueue, StampQueue};
 use concurrent_queue::ConcurrentQueue;
 use criterion::{criterion_group, BenchmarkId, Criterion};
 use crossbeam_queue::ArrayQueue;
@@ -133,6 +134,14 @@ fn single_thread(c: &mut Criterion) {
         });
         g.bench_with_input(BenchmarkId::new("alf_mpmc_single", k), &k, |bch, &k| {
             let q = MpmcQueue::<usize, CAP>::new();
+            bch.iter_custom(|iters| {
+                per_element(iters, k, || {
+                    single_round(k, |i| q.enqueue(i).unwrap(), || q.dequeue().unwrap())
+                })
+            })
+        });
+        g.bench_with_input(BenchmarkId::new("alf_stamp_single", k), &k, |bch, &k| {
+            let q = StampQueue::<usize, CAP>::new();
             bch.iter_custom(|iters| {
                 per_element(iters, k, || {
                     single_round(k, |i| q.enqueue(i).unwrap(), || q.dequeue().unwrap())
@@ -803,6 +812,16 @@ fn run_alf_mpmc_single(_k: usize, _pc: (u64, u64), iters: u64) -> Duration {
     single_pair(iters, move |x| q.enqueue(x).is_ok(), move || q.dequeue())
 }
 
+/// Ours, `StampQueue` (MPMC, a stamp per slot), one element per call (`enqueue`, `dequeue`).
+fn run_alf_stamp_single(_k: usize, _pc: (u64, u64), iters: u64) -> Duration {
+    let mut q = Box::<StampQueue<usize, SINGLE_CAP>>::new_uninit();
+    StampQueue::init_in_place(&mut q);
+    // SAFETY: `init_in_place` initialised the queue.
+    let q = unsafe { q.assume_init() };
+    let q = &*q;
+    single_pair(iters, move |x| q.enqueue(x).is_ok(), move || q.dequeue())
+}
+
 /// rtrb, one element per call (`push`, `pop`).
 fn run_rtrb_single(_k: usize, _pc: (u64, u64), iters: u64) -> Duration {
     let (mut p, mut c) = rtrb::RingBuffer::<usize>::new(SINGLE_CAP);
@@ -830,9 +849,10 @@ fn run_concurrent_single(_k: usize, _pc: (u64, u64), iters: u64) -> Duration {
 }
 
 /// Every queue of the single-element one-producer one-consumer runs (k is 1 for all).
-const ONE_P_ONE_C_SINGLE: [Run; 6] = [
+const ONE_P_ONE_C_SINGLE: [Run; 7] = [
     ("alf_spsc_single", run_alf_spsc_single),
     ("alf_mpmc_single", run_alf_mpmc_single),
+    ("alf_stamp_single", run_alf_stamp_single),
     ("rtrb_single", run_rtrb_single),
     ("ringbuf_single", run_ringbuf_single),
     ("crossbeam_arrayqueue", run_arrayqueue_single),

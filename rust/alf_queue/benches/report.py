@@ -135,14 +135,15 @@ def row(label, sizes, cell):
 OURS = {
     "spsc": {"alf_spsc": "b", "alf_spsc_with": "w", "alf_spsc_chunks": "c",
              "alf_spsc_single": "s"},
-    "mpmc": {"alf_mpmc": "b", "alf_mpmc_single": "s"},
+    "mpmc": {"alf_mpmc": "b", "alf_mpmc_single": "s", "alf_stamp_single": "t"},
 }
 SPSC_PEERS = ("rtrb_chunks", "ringbuf_slices")
 MPMC_PEERS = ("crossbeam_arrayqueue", "concurrent_queue")
 # The single-element 1p1c targets: ours one element per call against one peer, also one
 # element per call.
 SINGLE_TARGETS = (("SPSC", {"alf_spsc_single": "s"}, ("rtrb_single",), "rtrb"),
-                  ("MPMC", {"alf_mpmc_single": "s"}, ("crossbeam_arrayqueue",), "ArrayQueue"))
+                  ("MPMC", {"alf_mpmc_single": "s", "alf_stamp_single": "t"},
+                   ("crossbeam_arrayqueue",), "ArrayQueue"))
 
 
 def best(rows, names, k):
@@ -236,7 +237,8 @@ def targets(tables):
     print("\ntargets: ratios of medians per k (1p1c alternating and 1p1c single item, when "
           "its runs in turns are there: the median over the repetitions of the ratio within "
           "each); b = our bulk/burst through a Batch, w = in place (`*_with`), c = chunks "
-          "(`write_chunk`, `read_chunk`), s = one element per call, whichever of ours was "
+          "(`write_chunk`, `read_chunk`), s = one element per call, t = one element per call "
+          "through StampQueue, whichever of ours was "
           "fastest; the single-item rows are one element per call on both sides, k = 1, "
           "4096 slots")
     print(head("target", sizes))

@@ -9,7 +9,7 @@ use std::collections::VecDeque;
 use std::mem::MaybeUninit;
 use std::rc::Rc;
 
-use alf_queue::{Batch, Consumer, Error, MpmcQueue, Producer, SpscQueue};
+use alf_queue::{Batch, Consumer, Error, MpmcQueue, Producer, SpscQueue, StampQueue};
 
 /// Drop accounting: every `Tracked` is created with a fresh id; dropping one records the id,
 /// and dropping an id twice, or never, is an error found by `Ledger::check`.
@@ -229,6 +229,80 @@ fn mpmc_single_full_empty() {
     assert_eq!(q.dequeue(), None);
     assert!(q.is_empty());
     assert!(format!("{q:?}").contains("capacity: 8"));
+}
+
+#[test]
+fn stamp_single_full_empty() {
+    let q = StampQueue::<u32, 8>::default();
+    assert_eq!((q.capacity(), q.len()), (8, 0));
+    assert_eq!(q.dequeue(), None);
+    for i in 0..8 {
+        assert_eq!(q.enqueue(i), Ok(()));
+        assert_eq!(q.len(), i as usize + 1);
+    }
+    assert_eq!(q.enqueue(8), Err(8));
+    for i in 0..8 {
+        assert_eq!(q.dequeue(), Some(i));
+    }
+    assert_eq!(q.dequeue(), None);
+    assert!(q.is_empty());
+    assert!(format!("{q:?}").contains("StampQueue"));
+}
+
+/// Against a `VecDeque` model: random enqueues and dequeues, from every start index around
+/// the `u32` wrap, every fill level; what is left is dropped with the queue, once.
+#[test]
+fn stamp_model_wrap_and_drop() {
+    let books = Books::default();
+    let mut rng = fastrand::Rng::with_seed(44);
+    for start in [0, u32::MAX - 9, u32::MAX, u32::MAX - 2, 1 << 31] {
+        let q = StampQueue::<Tracked, 4>::with_start_index(start);
+        let mut model = VecDeque::new();
+        for _ in 0..200 {
+            if rng.bool() {
+                let it = books.make();
+                let id = it.id;
+                match q.enqueue(it) {
+                    Ok(()) => model.push_back(id),
+                    Err(back) => {
+                        assert_eq!(model.len(), 4);
+                        assert_eq!(back.id, id);
+                    }
+                }
+            } else {
+                assert_eq!(q.dequeue().map(|it| it.id), model.pop_front());
+            }
+            assert_eq!(q.len(), model.len());
+        }
+        assert_eq!(books.live(), model.len() as u64);
+    }
+    books.check_all_dropped();
+}
+
+#[test]
+fn stamp_init_in_place() {
+    let books = Books::default();
+    let mut slot = Box::new(MaybeUninit::<StampQueue<Tracked, 256>>::uninit());
+    // Whatever the memory held is overwritten: the stamps are written, the items' room not.
+    // SAFETY: Any bytes are a valid `MaybeUninit`, and the box holds more than 1024 of them.
+    unsafe { slot.as_mut_ptr().cast::<u8>().write_bytes(0xa5, 1024) };
+    {
+        let q = StampQueue::init_in_place_with_start_index(&mut slot, u32::MAX - 300);
+        // Across the wrap of the indices: 500 in, 250 out.
+        for _ in 0..250 {
+            assert!(q.enqueue(books.make()).is_ok());
+            assert!(q.enqueue(books.make()).is_ok());
+            assert!(q.dequeue().is_some());
+        }
+        for _ in 250..256 {
+            assert!(q.enqueue(books.make()).is_ok());
+        }
+        assert_eq!(q.len(), 256);
+        assert!(q.enqueue(books.make()).is_err());
+    }
+    // SAFETY: Initialised by `init_in_place_with_start_index`.
+    drop(unsafe { slot.assume_init() });
+    books.check_all_dropped();
 }
 
 #[test]

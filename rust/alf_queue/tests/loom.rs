@@ -30,7 +30,7 @@
 
 use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
 
-use alf_queue::{Batch, Error, MpmcQueue, SpscQueue};
+use alf_queue::{Batch, Error, MpmcQueue, SpscQueue, StampQueue};
 use loom::sync::Arc;
 use loom::thread;
 
@@ -419,6 +419,89 @@ fn mpmc_mixed() {
         let taken = usize::from(mine.is_some()) + usize::from(theirs.is_some());
         assert_eq!(q.len() + taken, 3);
         taken == 2
+    });
+}
+
+/// Drains a `StampQueue` after all threads have joined, in order.
+fn drain_stamp<const N: usize>(q: &StampQueue<Item, N>) -> Vec<u32> {
+    let mut v = Vec::new();
+    while let Some(it) = q.dequeue() {
+        v.push(*it);
+    }
+    v
+}
+
+/// `StampQueue`: one producer pushes three items through a 2-slot ring while one consumer
+/// takes two, across the `u32` wrap of the indices; the third stays and is dropped with the
+/// queue. The producer's third item goes into a slot the consumer emptied.
+#[test]
+fn stamp_1p1c_wrap() {
+    model("the producer found the ring full and retried", || {
+        let q = Arc::new(StampQueue::<Item, 2>::with_start_index(u32::MAX));
+        let p = spawn_on(&q, |q| enqueue_all(3, |it| q.enqueue(it)));
+        let got = dequeue_count(2, || q.dequeue());
+        let retries = p.join().unwrap();
+        assert_eq!(got, [0, 1]);
+        assert_eq!(q.len(), 1);
+        retries > 0
+    });
+}
+
+/// `StampQueue`: two producers race for the tail while the consumer looks.
+#[test]
+fn stamp_2p1c() {
+    model("the consumer got an item while the producers ran", || {
+        let q = Arc::new(StampQueue::<Item, 2>::new());
+        let ps: Vec<_> = (0..2)
+            .map(|p| spawn_on(&q, move |q| assert!(q.enqueue(item(p)).is_ok())))
+            .collect();
+        let first = q.dequeue().map(|it| *it);
+        for p in ps {
+            p.join().unwrap();
+        }
+        let mut got: Vec<u32> = first.into_iter().collect();
+        got.extend(drain_stamp(&q));
+        got.sort_unstable();
+        assert_eq!(got, [0, 1]);
+        first.is_some()
+    });
+}
+
+/// `StampQueue`: two consumers race for the head while the producer fills the ring.
+#[test]
+fn stamp_1p2c() {
+    model("both consumers got an item while the producer ran", || {
+        let q = Arc::new(StampQueue::<Item, 2>::with_start_index(u32::MAX));
+        let p = spawn_on(&q, move |q| {
+            for v in 0..2 {
+                assert!(q.enqueue(item(v)).is_ok());
+            }
+        });
+        let c = spawn_on(&q, move |q| q.dequeue().map(|it| *it));
+        let mine = q.dequeue().map(|it| *it);
+        let theirs = c.join().unwrap();
+        p.join().unwrap();
+        let taken: Vec<u32> = mine.into_iter().chain(theirs).collect();
+        let both = taken.len() == 2;
+        assert_fifo_split(taken, drain_stamp(&q), 2);
+        both
+    });
+}
+
+/// `StampQueue`: a full 2-slot ring, one consumer taking an item while a producer offers one:
+/// the producer finds the ring full, or fills the slot the consumer just emptied.
+#[test]
+fn stamp_full_while_dequeue() {
+    model("the enqueue filled the slot the dequeue emptied", || {
+        let q = Arc::new(StampQueue::<Item, 2>::with_start_index(u32::MAX - 2));
+        assert!(q.enqueue(item(0)).is_ok());
+        assert!(q.enqueue(item(1)).is_ok());
+        let c = spawn_on(&q, |q| q.dequeue().map(|it| *it));
+        let went_in = q.enqueue(item(2)).is_ok();
+        assert_eq!(c.join().unwrap(), Some(0));
+        let left = drain_stamp(&q);
+        assert_eq!(left, if went_in { vec![1, 2] } else { vec![1] });
+        went_in
     });
 }
 

@@ -20,7 +20,7 @@
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::time::Instant;
 
-use alf_queue::{Batch, Error, MpmcQueue, SpscQueue};
+use alf_queue::{Batch, Error, MpmcQueue, SpscQueue, StampQueue};
 
 const MAX_BULK: usize = 64;
 
@@ -54,8 +54,10 @@ fn backoff(spins: &mut u32) {
     }
 }
 
-/// The queue operations the stress driver needs, for both flavours.
+/// The queue operations the stress driver needs, for every flavour.
 trait Side: Sync {
+    /// The queue has single operations only: the driver makes no bulk or burst call.
+    const SINGLE: bool = false;
     fn enq(&self, item: u64) -> Result<(), u64>;
     fn enq_bulk(&self, b: &mut Batch<u64, MAX_BULK>) -> Result<(), Error>;
     fn enq_burst(&self, b: &mut Batch<u64, MAX_BULK>) -> Result<usize, Error>;
@@ -117,8 +119,31 @@ impl<const N: usize> Side for Spsc<N> {
     }
 }
 
+/// A `StampQueue`: single operations only.
+impl<const N: usize> Side for StampQueue<u64, N> {
+    const SINGLE: bool = true;
+    fn enq(&self, item: u64) -> Result<(), u64> {
+        self.enqueue(item)
+    }
+    fn enq_bulk(&self, _: &mut Batch<u64, MAX_BULK>) -> Result<(), Error> {
+        unreachable!()
+    }
+    fn enq_burst(&self, _: &mut Batch<u64, MAX_BULK>) -> Result<usize, Error> {
+        unreachable!()
+    }
+    fn deq(&self) -> Option<u64> {
+        self.dequeue()
+    }
+    fn deq_bulk(&self, _: &mut Batch<u64, MAX_BULK>, _: usize) -> Result<(), Error> {
+        unreachable!()
+    }
+    fn deq_burst(&self, _: &mut Batch<u64, MAX_BULK>, _: usize) -> Result<usize, Error> {
+        unreachable!()
+    }
+}
+
 /// Sends `count` items `encode(id, 0..count)` with random operations and sizes.
-fn produce(q: &impl Side, id: u64, count: u64, seed: u64) {
+fn produce<Q: Side>(q: &Q, id: u64, count: u64, seed: u64) {
     let mut rng = fastrand::Rng::with_seed(seed);
     let mut b = Batch::<u64, MAX_BULK>::new();
     let mut seq = 0;
@@ -130,7 +155,7 @@ fn produce(q: &impl Side, id: u64, count: u64, seed: u64) {
             seq += 1;
         }
         let mut spins = 0;
-        match rng.u8(0..3) {
+        match if Q::SINGLE { 0 } else { rng.u8(0..3) } {
             0 => {
                 // One at a time, in order.
                 for item in b.drain().collect::<Vec<_>>() {
@@ -159,8 +184,8 @@ fn produce(q: &impl Side, id: u64, count: u64, seed: u64) {
 
 /// Receives until `done` reaches `total`, checking per-producer FIFO order; returns what it
 /// got, per producer.
-fn consume(
-    q: &impl Side,
+fn consume<Q: Side>(
+    q: &Q,
     producers: usize,
     done: &AtomicU64,
     total: u64,
@@ -173,7 +198,7 @@ fn consume(
     let mut spins = 0;
     while done.load(Ordering::Relaxed) < total {
         let n = rng.usize(1..=MAX_BULK);
-        let k = match rng.u8(0..3) {
+        let k = match if Q::SINGLE { 0 } else { rng.u8(0..3) } {
             0 => q.deq().map(|item| b.push(item).unwrap()).is_some() as usize,
             1 => match q.deq_bulk(&mut b, n) {
                 Ok(()) => n,
@@ -259,6 +284,22 @@ fn mpmc_2p2c_64() {
     // A ring as small as one bulk: constant full/empty transitions and slot-array wraps.
     let q = MpmcQueue::<u64, 64>::with_start_index(u32::MAX - 100);
     run("mpmc_2p2c_64", &q, 2, 2);
+    assert!(q.is_empty());
+}
+
+#[test]
+fn stamp_2p2c_1024() {
+    let q = StampQueue::<u64, 1024>::with_start_index(u32::MAX - 5000);
+    run("stamp_2p2c_1024", &q, 2, 2);
+    assert!(q.is_empty());
+}
+
+#[test]
+fn stamp_3p3c_4() {
+    // A tiny ring: slots change hands every few operations, and the threads find it full or
+    // empty all the time.
+    let q = StampQueue::<u64, 4>::with_start_index(u32::MAX - 100);
+    run("stamp_3p3c_4", &q, 3, 3);
     assert!(q.is_empty());
 }
 
