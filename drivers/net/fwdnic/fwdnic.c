@@ -18,7 +18,8 @@
  *    legacy-rx mode), and hands it to napi_gro_receive(), with GRO off;
  *    every frame of a burst must come out, so RX is a closed loop: it
  *    delivers nothing while FWDNIC_RX_IN_FLIGHT frames of its flow are not
- *    completed by the other port (where a router would drop them);
+ *    completed by the other port (where a router would drop them), unless
+ *    that port is down or has completed nothing for FWDNIC_RX_HOLD_MAX;
  *  - ndo_start_xmit() places the skb on the TX ring, and the TX interrupt
  *    is moderated: while a burst arrives it is raised once tx_coalesce
  *    descriptors wait (ixgbe's adaptive moderation spaces interrupts
@@ -58,6 +59,7 @@
 #include <linux/etherdevice.h>
 #include <linux/if_ether.h>
 #include <linux/ip.h>
+#include <linux/jiffies.h>
 #include <linux/kstrtox.h>
 #include <linux/module.h>
 #include <linux/mutex.h>
@@ -82,6 +84,8 @@
  * another CPU holds the burst back instead of overflowing the qdisc.
  */
 #define FWDNIC_RX_IN_FLIGHT	2048
+/* The longest RX waits for the other port to complete anything. */
+#define FWDNIC_RX_HOLD_MAX	(HZ / 10)
 
 #define FWDNIC_FRAME_LEN	60	/* pktgen's 60-byte packets, no FCS */
 #define FWDNIC_HEADROOM		(NET_SKB_PAD + NET_IP_ALIGN)
@@ -148,6 +152,9 @@ struct fwdnic_port {
 	unsigned long rx_delivered;
 	unsigned long tx_done;
 	long rx_flight_base;
+	/* While RX is held: since when (0: not held), and tx_done then. */
+	unsigned long rx_held_since;
+	unsigned long rx_held_done;
 };
 
 /* A burst sent into port 0 and what came out of port 1. */
@@ -330,12 +337,32 @@ static long fwdnic_rx_in_flight(const struct fwdnic_port *port)
 /*
  * Flow control: each port's flow leaves through the other port.  While
  * FWDNIC_RX_IN_FLIGHT of the burst's frames are not completed there, nothing
- * arrives; the poll is repeated until they are.
+ * arrives; the poll is repeated until they are.  Frames that never will be
+ * (the other port is down, or the stack dropped them) must not hold the
+ * burst: with the other port down nothing is held, and once the other port
+ * has completed nothing for FWDNIC_RX_HOLD_MAX, what is still counted in
+ * flight is taken as lost and the count starts again from there.
  */
-static bool fwdnic_rx_held(const struct fwdnic_port *port)
+static bool fwdnic_rx_held(struct fwdnic_port *port)
 {
-	return fwdnic_rx_in_flight(port) - port->rx_flight_base >=
-	       FWDNIC_RX_IN_FLIGHT;
+	struct fwdnic_port *out = fwdnic.port[!port->index];
+	unsigned long done = READ_ONCE(out->tx_done);
+	long flight = fwdnic_rx_in_flight(port) - port->rx_flight_base;
+
+	if (flight < FWDNIC_RX_IN_FLIGHT || !netif_running(out->dev)) {
+		port->rx_held_since = 0;
+		return false;
+	}
+	if (!port->rx_held_since || done != port->rx_held_done) {
+		port->rx_held_since = jiffies | 1;
+		port->rx_held_done = done;
+		return true;
+	}
+	if (time_before(jiffies, port->rx_held_since + FWDNIC_RX_HOLD_MAX))
+		return true;
+	port->rx_flight_base += flight;
+	port->rx_held_since = 0;
+	return false;
 }
 
 /* RX "DMA" and the RX cleanup: up to @budget frames of the burst to the stack. */
@@ -603,6 +630,7 @@ static int fwdnic_run(u64 packets)
 	/* The polls read rx_flight_base after the interrupt below raises them. */
 	for (i = 0; i < n; i++) {
 		fwdnic.port[i]->rx_flight_base = fwdnic_rx_in_flight(fwdnic.port[i]);
+		fwdnic.port[i]->rx_held_since = 0;
 		WRITE_ONCE(fwdnic.port[i]->rx_left, packets);
 	}
 	local_bh_disable();
