@@ -53,7 +53,7 @@ if [ "$kind" = um-test ]; then
 fi
 
 mk="make -C $G_TREE O=$out ARCH=$arch LLVM=$LLVM -j$jobs"
-stamp=$( (cd "$PROJECT" && cat "${fragments[@]}" "patches/$KVER"/*.patch) | sha256sum | cut -c1-16)
+stamp=$( (cd "$PROJECT" && cat "${fragments[@]}" && series_diffs "patches/$KVER"/*.patch) | sha256sum | cut -c1-16)
 if [ "$(cat "$BUILD/$kind/.config-stamp" 2>/dev/null)" != "$stamp" ] || [ ! -f "$BUILD/$kind/.config" ]; then
 	log "$KVER $kind: configuring ($base + ${fragments[*]})"
 	krun sh -c "$mk -s $base >/dev/null &&

@@ -109,6 +109,14 @@ else
 	krun() { in_root "$@"; }
 fi
 
+# series_diffs PATCH...: what the patches change, each from its first "diff --git" line on,
+# without the commit message: a tree and a kernel's config depend on this alone, so that a
+# reworded message does not throw away every build.
+series_diffs() {
+	local p
+	for p; do sed -n '/^diff --git /,$p' "$p"; done
+}
+
 # use_kernel VERSION: point TREE and BUILD (host paths) and G_TREE and G_BUILD (the same, as
 # the commands run by krun see them) at that kernel's tree and build directories.
 use_kernel() {

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Make the tree of one kernel: linux-source-<version> + the patch series patches/<version>/
 # (applied in order) + the project's directories copied in.  Nothing of the project is edited
-# in the tree by hand; the tree is thrown away and re-extracted whenever the series changes.
+# in the tree by hand; the tree is thrown away and re-extracted whenever a patch's diff changes
+# (a reworded commit message alone leaves the tree as it is).
 # Overlay files are copied only when their content differs, so an unchanged file keeps its
 # mtime and the kernel build stays incremental.
 # usage: tree.sh VERSION      (6.12 or 7.3)
@@ -35,7 +36,7 @@ if [ -n "${KDIR:-}" ]; then
 else
 	tarball=$ROOT/usr/src/linux-source-$KVER.tar.xz
 	[ -f "$tarball" ] || die "no linux-source-$KVER in the toolchain root: run 'make toolchain'"
-	want=$( (sha256sum <"$tarball" | cut -c1-16; cat "${series[@]}") | sha256sum | cut -c1-16)
+	want=$( (sha256sum <"$tarball" | cut -c1-16; series_diffs "${series[@]}") | sha256sum | cut -c1-16)
 	if [ "$(cat "$TREE/.project-stamp" 2>/dev/null)" != "$want" ]; then
 		log "extracting linux-source-$KVER into $TREE"
 		rm -rf "$TREE" "$TREE.tmp"
