@@ -64,11 +64,19 @@ struct ixgbe_bulk_shim_batches {
 
 static DEFINE_PER_CPU(struct ixgbe_bulk_shim_batches, ixgbe_bulk_shim_batches);
 
-/* Counts one bulk free of @skbs skbs; softirq context (the NAPI poll). */
+/*
+ * Counts one bulk free of @skbs skbs, from the NAPI poll only (softirq, BHs
+ * off, so this CPU's counters have no other writer while it runs): the
+ * __this_cpu operations, which need no protection against interrupts.  The
+ * this_cpu ones would be wrong nowhere but dearer where the architecture has
+ * no single-instruction per-CPU add: the generic ones disable interrupts
+ * around the add, and SMP UML, whose figures the project takes, disables
+ * them with a sigprocmask() system call each time.
+ */
 void ixgbe_bulk_shim_count_batch(unsigned int skbs)
 {
-	this_cpu_inc(ixgbe_bulk_shim_batches.calls);
-	this_cpu_add(ixgbe_bulk_shim_batches.skbs, skbs);
+	__this_cpu_inc(ixgbe_bulk_shim_batches.calls);
+	__this_cpu_add(ixgbe_bulk_shim_batches.skbs, skbs);
 }
 
 static int ixgbe_bulk_shim_batches_get(char *buf, const struct kernel_param *kp)
