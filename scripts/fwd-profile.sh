@@ -15,6 +15,11 @@
 #   COND   default (um-bench), or 1cpu, 2cpu, cross (um-bench-smp)
 #   PATH   the arm: shim, napi (default), napi-nodefer, any, slab-bulk
 # FWD_PACKETS (default 2000000) frames are forwarded; FWD_PROFILE_TOP (25) functions listed.
+# FWD_PROFILE_IRQOFF=1 records the call chain of each of those rt_sigprocmask calls (the UML
+# kernel has frame pointers) and lists, per frame forwarded, the kernel functions that disabled
+# or enabled interrupts: the first caller outside UML's own interrupt-flag code, and its caller.  Every call is
+# recorded (perf ignores a sample period for this tracepoint), some 300 bytes each, so this
+# mode forwards 200000 frames unless FWD_PACKETS says otherwise.
 # The perf data stays in $CACHE_DIR/run/fwd-profile-VERSION-KIND-COND-PATH.data.
 # shellcheck source=lib.sh
 . "$(dirname "$0")/lib.sh"
@@ -23,6 +28,7 @@ kind=${2:?usage: fwd-profile.sh VERSION KIND COND [PATH]}
 cond=${3:?usage: fwd-profile.sh VERSION KIND COND [PATH]}
 arm=${4:-napi}
 packets=${FWD_PACKETS:-2000000}
+if [ "${FWD_PROFILE_IRQOFF:-0}" = 1 ]; then packets=${FWD_PACKETS:-200000}; fi
 top=${FWD_PROFILE_TOP:-25}
 command -v perf >/dev/null || die "fwd-profile.sh needs the host's perf (linux-perf)"
 [ -x "$BUILD/$kind/linux" ] || die "no $kind kernel for $KVER: run make bench (or scripts/kernel.sh $KVER $kind)"
@@ -48,6 +54,7 @@ ln -sfn "$CACHE_DIR" "$symfs$ROOT$G_CACHE"
 mkdir -p "$CACHE_DIR/run"
 name=fwd-profile-$KVER-$kind-$cond-$arm
 plan=$CACHE_DIR/run/$name-plan.sh data=$CACHE_DIR/run/$name.data logf=$CACHE_DIR/run/$name.log
+rm -f "$data.sigprocmask" "$data.irqoff"
 {
 	echo "FWD_MODULE=$G_BUILD/$kind/drivers/net/fwdnic/fwdnic.ko"
 	echo "FWD_ARGS='' FWD_PACKETS=$packets FWD_RUNS=1 FWD_ROUNDS=1 FWD_PATHS='$arm'"
@@ -70,7 +77,11 @@ while kill -0 "$uml" 2>/dev/null; do
 	if [ -z "$counter" ] && grep -q 'rfl_fwd: setup' "$logf" 2>/dev/null; then
 		for p in $(pgrep -x linux); do
 			grep -q "rfl_plan=$G_CACHE/run/plan-$KVER-$kind.sh" "/proc/$p/cmdline" 2>/dev/null || continue
-			perf stat -x, -e syscalls:sys_enter_rt_sigprocmask -p "$p" -o "$data.sigprocmask" &
+			if [ "${FWD_PROFILE_IRQOFF:-0}" = 1 ]; then
+				perf record -q -g -e syscalls:sys_enter_rt_sigprocmask -p "$p" -o "$data.irqoff" &
+			else
+				perf stat -x, -e syscalls:sys_enter_rt_sigprocmask -p "$p" -o "$data.sigprocmask" &
+			fi
 			counter=$!
 			break
 		done
@@ -92,9 +103,23 @@ frames=$(sed -n 's/.*rfl_fwd: run .* forwarded=\([0-9]*\) .*/\1/p' "$logf" | awk
 # The plan's untimed warm-up burst (FWD_PACKETS frames, one flow; none for napi-nodefer) is
 # counted too.
 [ "$arm" = napi-nodefer ] || frames=$((frames + packets))
-calls=$(awk -F, '/sys_enter_rt_sigprocmask/ { print $1 }' "$data.sigprocmask" 2>/dev/null)
+calls=$(awk -F, '/sys_enter_rt_sigprocmask/ { print $1 }' "$data.sigprocmask" 2>/dev/null || true)
 [ -z "$calls" ] || echo "rt_sigprocmask calls of the UML kernel: $calls, $(awk -v c="$calls" -v f="$frames" \
 	'BEGIN { printf "%.2f", c / f }') per frame forwarded (warm-up included: $frames frames)"
+if [ "${FWD_PROFILE_IRQOFF:-0}" = 1 ] && [ -f "$data.irqoff" ]; then
+	# The frames UML's interrupt-flag code itself adds (libc's wrapper, the signal mask, the
+	# irq-flag helpers) are skipped; the next one is the caller that turned interrupts off or on.
+	echo "== rt_sigprocmask calls per frame forwarded, by the kernel function that made them"
+	perf script -i "$data.irqoff" --symfs "$symfs" -F ip,sym,dso 2>/dev/null | awk -v f="$frames" '
+		function skip(s) { return s ~ /^(\[unknown\] \(.*libc[^\/]*\)|sigprocmask|__sigprocmask|pthread_sigmask|__pthread_sigmask|__local_ipi_set|os_local_ipi_(en|dis)able|(__)?(un)?block_signals(_trace)?|um_set_signals(_trace)?|arch_local_irq_.*|_raw_spin_(un)?lock_irq.*|raw_local_irq_.*)$/ }
+		NF == 0 { if (n) { c[who]++; n = 0 }; who = ""; k = 0; next }
+		$NF ~ /kernel\.kallsyms/ { next }
+		{ n++; s = $2; for (i = 3; i < NF; i++) s = s " " $i; sub(/\+0x[0-9a-f]+$/, "", s)
+		  if (s == "[unknown]") s = s " " $NF
+		  if (k < 2 && (k || !skip(s))) { who = k ? who " < " s : s; k++ } }
+		END { if (n) c[who]++; for (w in c) printf "%8.3f  %s\n", c[w] / f, (w == "" ? "(no caller found)" : w) }' |
+		sort -rn | head -"$top"
+fi
 pids=${pids# }
 pids=${pids% }
 pids=${pids// /,}
