@@ -552,7 +552,7 @@ kernel_qemu_tests() {
 		bench_smoke qmempool rust_qmempool_bench
 		# A pool leaked by a module (rust_qmempool_leak.rs): after rmmod, reclaim and a CPU going
 		# offline must call none of its callbacks (the module's going undid them: its line), and
-		# its cache must have been kept for it (KmemCache's line), not destroyed.
+		# its cache must have been kept for it (OwnedCache's line), not destroyed.
 		why=
 		for want in 'rfl_test: qmempool_leak loaded' 'qmempool: a module leaked a pool' \
 			'slab_bulk: cache dropped while 1 leaked user' \

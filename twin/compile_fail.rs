@@ -10,8 +10,8 @@
 //!
 //! ```compile_fail,E0382
 //! use kernel::alloc::flags::GFP_KERNEL;
-//! use kernel::slab_bulk::{CacheFlags, KmemCache};
-//! let cache = KmemCache::<u64>::new(c"cf", CacheFlags::NONE).unwrap();
+//! use kernel::slab_bulk::{CacheFlags, OwnedCache};
+//! let cache = OwnedCache::<u64>::new(c"cf", CacheFlags::NONE).unwrap();
 //! let obj = cache.alloc(1, GFP_KERNEL).unwrap();
 //! drop(obj);
 //! let _read = *obj;
@@ -21,8 +21,8 @@
 //!
 //! ```compile_fail,E0505
 //! use kernel::alloc::flags::GFP_KERNEL;
-//! use kernel::slab_bulk::{CacheFlags, KmemCache};
-//! let cache = KmemCache::<u64>::new(c"cf", CacheFlags::NONE).unwrap();
+//! use kernel::slab_bulk::{CacheFlags, OwnedCache};
+//! let cache = OwnedCache::<u64>::new(c"cf", CacheFlags::NONE).unwrap();
 //! let obj = cache.alloc(1, GFP_KERNEL).unwrap();
 //! drop(cache);
 //! drop(obj);
@@ -32,8 +32,8 @@
 //!
 //! ```compile_fail,E0505
 //! use kernel::alloc::flags::GFP_KERNEL;
-//! use kernel::slab_bulk::{CacheFlags, KmemCache};
-//! let cache = KmemCache::<u64>::new(c"cf", CacheFlags::NONE).unwrap();
+//! use kernel::slab_bulk::{CacheFlags, OwnedCache};
+//! let cache = OwnedCache::<u64>::new(c"cf", CacheFlags::NONE).unwrap();
 //! let batch = cache.alloc_bulk::<8>(GFP_KERNEL).unwrap();
 //! drop(cache);
 //! drop(batch);
@@ -43,9 +43,9 @@
 //!
 //! ```compile_fail,E0515
 //! use kernel::alloc::flags::GFP_KERNEL;
-//! use kernel::slab_bulk::{CacheFlags, KmemCache, Obj};
+//! use kernel::slab_bulk::{CacheFlags, OwnedCache, Obj};
 //! fn escape() -> Obj<'static, u64> {
-//!     let cache = KmemCache::<u64>::new(c"cf", CacheFlags::NONE).unwrap();
+//!     let cache = OwnedCache::<u64>::new(c"cf", CacheFlags::NONE).unwrap();
 //!     cache.alloc(1, GFP_KERNEL).unwrap()
 //! }
 //! ```
@@ -55,9 +55,9 @@
 //!
 //! ```compile_fail,E0308
 //! use kernel::alloc::flags::GFP_KERNEL;
-//! use kernel::slab_bulk::{CacheFlags, KmemCache, ObjArray};
-//! let a = KmemCache::<u64>::new(c"cf_a", CacheFlags::NONE).unwrap();
-//! let b = KmemCache::<u32>::new(c"cf_b", CacheFlags::NONE).unwrap();
+//! use kernel::slab_bulk::{CacheFlags, OwnedCache, ObjArray};
+//! let a = OwnedCache::<u64>::new(c"cf_a", CacheFlags::NONE).unwrap();
+//! let b = OwnedCache::<u32>::new(c"cf_b", CacheFlags::NONE).unwrap();
 //! let mut batch = ObjArray::<'_, u64, 4>::new(&a);
 //! let _ = batch.push(b.alloc(1, GFP_KERNEL).unwrap());
 //! ```
@@ -68,8 +68,8 @@
 //! ```compile_fail,E0506
 //! use core::mem::MaybeUninit;
 //! use kernel::alloc::flags::GFP_KERNEL;
-//! use kernel::slab_bulk::{CacheFlags, KmemCache};
-//! let cache = KmemCache::<u64>::new(c"cf", CacheFlags::NONE).unwrap();
+//! use kernel::slab_bulk::{CacheFlags, OwnedCache};
+//! let cache = OwnedCache::<u64>::new(c"cf", CacheFlags::NONE).unwrap();
 //! let mut slots = [MaybeUninit::uninit(); 4];
 //! let objs = cache.alloc_bulk_in(&mut slots, GFP_KERNEL).unwrap();
 //! slots[0] = MaybeUninit::uninit();
@@ -81,8 +81,8 @@
 //! ```compile_fail,E0505
 //! use core::mem::MaybeUninit;
 //! use kernel::alloc::flags::GFP_KERNEL;
-//! use kernel::slab_bulk::{CacheFlags, KmemCache};
-//! let cache = KmemCache::<u64>::new(c"cf", CacheFlags::NONE).unwrap();
+//! use kernel::slab_bulk::{CacheFlags, OwnedCache};
+//! let cache = OwnedCache::<u64>::new(c"cf", CacheFlags::NONE).unwrap();
 //! let mut slots = [MaybeUninit::uninit(); 4];
 //! let objs = cache.alloc_bulk_in(&mut slots, GFP_KERNEL).unwrap();
 //! drop(cache);
@@ -94,9 +94,9 @@
 //! ```compile_fail,E0133
 //! use core::ptr::NonNull;
 //! use kernel::alloc::flags::GFP_KERNEL;
-//! use kernel::slab_bulk::{CacheFlags, KmemCache, Obj};
-//! let a = KmemCache::<u64>::new(c"cf_a", CacheFlags::NONE).unwrap();
-//! let b = KmemCache::<u64>::new(c"cf_b", CacheFlags::NONE).unwrap();
+//! use kernel::slab_bulk::{CacheFlags, OwnedCache, Obj};
+//! let a = OwnedCache::<u64>::new(c"cf_a", CacheFlags::NONE).unwrap();
+//! let b = OwnedCache::<u64>::new(c"cf_b", CacheFlags::NONE).unwrap();
 //! let raw: NonNull<u64> = a.alloc(1, GFP_KERNEL).unwrap().into_raw();
 //! drop(Obj::from_raw(&b, raw));
 //! ```
@@ -105,8 +105,8 @@
 //!
 //! ```compile_fail,E0308
 //! use kernel::alloc::flags::GFP_KERNEL;
-//! use kernel::slab_bulk::{CacheFlags, KmemCache};
-//! let cache = KmemCache::<u64>::new(c"cf", CacheFlags::NONE).unwrap();
+//! use kernel::slab_bulk::{CacheFlags, OwnedCache};
+//! let cache = OwnedCache::<u64>::new(c"cf", CacheFlags::NONE).unwrap();
 //! let obj = cache.alloc_uninit(GFP_KERNEL).unwrap();
 //! let _read: u64 = *obj;
 //! ```
@@ -115,8 +115,8 @@
 //!
 //! ```compile_fail,E0133
 //! use kernel::alloc::flags::GFP_KERNEL;
-//! use kernel::slab_bulk::{CacheFlags, KmemCache};
-//! let cache = KmemCache::<u64>::new(c"cf", CacheFlags::NONE).unwrap();
+//! use kernel::slab_bulk::{CacheFlags, OwnedCache};
+//! let cache = OwnedCache::<u64>::new(c"cf", CacheFlags::NONE).unwrap();
 //! let obj = cache.alloc_uninit(GFP_KERNEL).unwrap().assume_init();
 //! ```
 //!
@@ -124,8 +124,8 @@
 //!
 //! ```compile_fail,E0308
 //! use kernel::alloc::flags::GFP_KERNEL;
-//! use kernel::slab_bulk::{CacheFlags, KmemCache};
-//! let cache = KmemCache::<u64>::new(c"cf", CacheFlags::NONE).unwrap();
+//! use kernel::slab_bulk::{CacheFlags, OwnedCache};
+//! let cache = OwnedCache::<u64>::new(c"cf", CacheFlags::NONE).unwrap();
 //! let batch = cache.alloc_bulk::<4>(GFP_KERNEL).unwrap();
 //! let _first: u64 = *batch.get(0).unwrap();
 //! ```
@@ -134,16 +134,16 @@
 //!
 //! ```compile_fail,E0080
 //! use kernel::alloc::flags::GFP_KERNEL;
-//! use kernel::slab_bulk::{CacheFlags, KmemCache};
-//! let cache = KmemCache::<u64>::new(c"cf", CacheFlags::NONE).unwrap();
+//! use kernel::slab_bulk::{CacheFlags, OwnedCache};
+//! let cache = OwnedCache::<u64>::new(c"cf", CacheFlags::NONE).unwrap();
 //! let _batch = cache.alloc_bulk::<0>(GFP_KERNEL);
 //! ```
 //!
 //! A free batch with no room:
 //!
 //! ```compile_fail,E0080
-//! use kernel::slab_bulk::{CacheFlags, FreeBatch, KmemCache};
-//! let cache = KmemCache::<u64>::new(c"cf", CacheFlags::NONE).unwrap();
+//! use kernel::slab_bulk::{CacheFlags, FreeBatch, OwnedCache};
+//! let cache = OwnedCache::<u64>::new(c"cf", CacheFlags::NONE).unwrap();
 //! let _done = FreeBatch::<'_, u64, 0>::new(&cache);
 //! ```
 //!
@@ -151,8 +151,8 @@
 //!
 //! ```compile_fail,E0277
 //! use kernel::alloc::flags::GFP_KERNEL;
-//! use kernel::slab_bulk::{CacheFlags, KmemCache};
-//! let cache = KmemCache::<std::rc::Rc<u8>>::new(c"cf", CacheFlags::NONE).unwrap();
+//! use kernel::slab_bulk::{CacheFlags, OwnedCache};
+//! let cache = OwnedCache::<std::rc::Rc<u8>>::new(c"cf", CacheFlags::NONE).unwrap();
 //! let obj = cache.alloc(std::rc::Rc::new(1), GFP_KERNEL).unwrap();
 //! std::thread::scope(|s| {
 //!     s.spawn(move || drop(obj));
@@ -164,9 +164,9 @@
 //!
 //! ```compile_fail,E0308
 //! use kernel::alloc::{flags::GFP_KERNEL, Box};
-//! use kernel::slab_bulk::{CacheFlags, CacheRegistration, KmemCache};
+//! use kernel::slab_bulk::{CacheFlags, CacheRegistration, OwnedCache};
 //! kernel::static_cache! { struct Vals(u64) = c"cf_vals", CacheFlags::NONE; }
-//! let cache = KmemCache::<u64>::new(c"cf", CacheFlags::NONE).unwrap();
+//! let cache = OwnedCache::<u64>::new(c"cf", CacheFlags::NONE).unwrap();
 //! let obj = cache.alloc(1, GFP_KERNEL).unwrap();
 //! let _kept: Box<u64, Vals> = CacheRegistration::<Vals>::keep(&cache, obj).unwrap();
 //! ```
@@ -213,8 +213,8 @@
 //!
 //! ```
 //! use kernel::alloc::flags::GFP_KERNEL;
-//! use kernel::slab_bulk::{CacheFlags, FreeBatch, KmemCache, ObjArray};
-//! let a = KmemCache::<u64>::new(c"cf_a", CacheFlags::NONE).unwrap();
+//! use kernel::slab_bulk::{CacheFlags, FreeBatch, OwnedCache, ObjArray};
+//! let a = OwnedCache::<u64>::new(c"cf_a", CacheFlags::NONE).unwrap();
 //! let obj = a.alloc(1, GFP_KERNEL).unwrap();
 //! let _read = *obj;
 //! let mut batch = ObjArray::<'_, u64, 4>::new(&a);

@@ -14,7 +14,7 @@
 //! several placements of the data instead of one. The code is placed the same way: every timed
 //! loop, ours and the C's, is compiled [`CODE_PLACEMENTS`] times, each copy at its own address (see
 //! `rust_alf_queue_bench_loops.rs`), and repetition `r` runs every variant in the copy that
-//! [`placement`] gives, so that a loop that happens to sit well or badly in one build cannot make a
+//! [`placement_of`] gives, so that a loop that happens to sit well or badly in one build cannot make a
 //! cell on its own. The variants:
 //!
 //! - `mpmc_single`, `spsc_single`: [`MpmcQueue`] or [`SpscQueue`], `n` single `enqueue` calls
@@ -178,11 +178,11 @@ const PLACEMENTS: usize = 4;
 ///
 /// Sets go round one per repetition; the copy goes round too, but one further on after each
 /// full round of the sets, so that over [`PLACEMENTS`] rounds every set meets every copy.
-fn placement(run: usize) -> (usize, usize) {
+fn placement_of(run: usize) -> (usize, usize) {
     (run % PLACEMENTS, (run + run / PLACEMENTS) % CODE_PLACEMENTS)
 }
 
-// The rotation of `placement` pairs every set with every copy only if there are as many of each.
+// The rotation of `placement_of` pairs every set with every copy only if there are as many of each.
 const _: () = assert!(PLACEMENTS == CODE_PLACEMENTS);
 
 /// Everything the timed loops work on, allocated once per placement.
@@ -423,11 +423,11 @@ impl kernel::Module for AlfQueueBench {
             }
             for run in 0..=p.runs as usize {
                 // Run 0 warms every set of data and every copy of the code up and is not
-                // reported; run `r` uses the set and the copy that `placement` gives.
+                // reported; run `r` uses the set and the copy that `placement_of` gives.
                 let (sets, code) = if run == 0 {
                     (&mut settings[..], None)
                 } else {
-                    let (i, c) = placement(run);
+                    let (i, c) = placement_of(run);
                     // For the report's placement table (`scripts/collect.py`).
                     pr_info!(
                         "rfl_bench: placement bench=alf_queue bulk={} run={} data={} code={}\n",

@@ -51,7 +51,7 @@ use core::ptr;
 use kernel::bindings;
 use kernel::prelude::*;
 use kernel::qmempool::{BhGuard, QMemPool, LOCAL_DEFAULT, SHARED_DEFAULT};
-use kernel::slab_bulk::{Cache, CacheFlags, KmemCache, Obj, ObjArray};
+use kernel::slab_bulk::{Cache, CacheFlags, Obj, ObjArray, OwnedCache};
 
 #[path = "bench_common.rs"]
 mod bench;
@@ -382,7 +382,7 @@ fn time_single(
 
 /// Everything the timed loops work on.
 struct Setting {
-    cache: KmemCache<Object>,
+    cache: OwnedCache<Object>,
     #[cfg(kernel_ge_7_0)]
     sheaf: SheafCache,
     raw: KBox<[*mut c_void; MAX_OUT]>,
@@ -465,7 +465,7 @@ impl kernel::Module for QMemPoolBench {
         let p = Params::read()?;
         let flags = CacheFlags::HWCACHE_ALIGN | CacheFlags::NO_MERGE;
         let mut s = Setting {
-            cache: KmemCache::new(c"rust_qmempool_bench", flags)?,
+            cache: OwnedCache::new(c"rust_qmempool_bench", flags)?,
             #[cfg(kernel_ge_7_0)]
             sheaf: SheafCache::new(LOCAL_DEFAULT as u32)?,
             raw: KBox::new([ptr::null_mut(); MAX_OUT], GFP_KERNEL)?,

@@ -25,7 +25,7 @@ use core::mem;
 use kernel::alloc::flags::GFP_KERNEL;
 use kernel::prelude::*;
 use kernel::qmempool::QMemPool;
-use kernel::slab_bulk::{CacheFlags, KmemCache};
+use kernel::slab_bulk::{CacheFlags, OwnedCache};
 
 #[path = "bench_common.rs"]
 mod bench;
@@ -43,12 +43,12 @@ struct Item {
 
 /// The module's state: the cache of the pool it leaked.
 struct QMemPoolLeak {
-    _cache: KmemCache<Item>,
+    _cache: OwnedCache<Item>,
 }
 
 impl kernel::Module for QMemPoolLeak {
     fn init(_module: &'static ThisModule) -> Result<Self> {
-        let cache = KmemCache::<Item>::new(c"rust_qmempool_leak", CacheFlags::NO_MERGE)?;
+        let cache = OwnedCache::<Item>::new(c"rust_qmempool_leak", CacheFlags::NO_MERGE)?;
         let pool = QMemPool::<Item>::new(&cache).inspect_err(|e| {
             pr_info!("rfl_test: qmempool_leak FAIL pool: {:?}\n", e);
         })?;

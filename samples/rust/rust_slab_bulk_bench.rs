@@ -32,7 +32,7 @@
 //! allocations, [`PLACEMENT_STRIDE`] bytes apart, with the timed loop called from a frame 16
 //! bytes deeper in the stack at each place (`placement::deeper`: SLUB's state on the stack
 //! meets the boot's addresses at another offset); repetition `r` runs every variant in the copy
-//! and on the place that [`placement`] gives, and a cell's median is taken over all of them.
+//! and on the place that [`placement_of`] gives, and a cell's median is taken over all of them.
 //! `raw_single`, `raw_bulk` and `ours_bulk` use one array of pointers, allocated once for the
 //! module; `ours_single`'s array of `Option<Obj>` is allocated for each run (its `Obj`s borrow the
 //! run's cache); `ours_batch`'s array is inside its batch and does not move. After the table, the
@@ -54,7 +54,7 @@ use core::ptr;
 use kernel::bindings;
 use kernel::prelude::*;
 use kernel::slab_bulk::{
-    Cache, CacheFlags, CacheRegistration, KmemCache, Obj, ObjArray, ObjSlot, StaticCache,
+    Cache, CacheFlags, CacheRegistration, Obj, ObjArray, ObjSlot, OwnedCache, StaticCache,
 };
 
 #[path = "bench_common.rs"]
@@ -94,20 +94,20 @@ const SINGLE_ARRAY: usize = MAX_BULK + (DATA_PLACEMENTS - 1) * PLACEMENT_STRIDE 
 /// Places go round one per repetition; the copy goes round too, but one further on after each
 /// full round of the places, so that over [`DATA_PLACEMENTS`] rounds every place meets every
 /// copy.
-fn placement(run: usize) -> Placement {
+fn placement_of(run: usize) -> Placement {
     Placement {
         data: run % DATA_PLACEMENTS,
         code: (run + run / DATA_PLACEMENTS) % CODE_PLACEMENTS,
     }
 }
 
-// The rotation of `placement` pairs every place with every copy only if there are as many of
+// The rotation of `placement_of` pairs every place with every copy only if there are as many of
 // each.
 const _: () = assert!(DATA_PLACEMENTS == CODE_PLACEMENTS);
 
 /// The object: 256 bytes, the skb size of `slab_bulk_test01`.
 type Object = [u8; 256];
-type Batch<'c> = ObjArray<'c, MaybeUninit<Object>, MAX_BULK>;
+type BulkObjs<'c> = ObjArray<'c, MaybeUninit<Object>, MAX_BULK>;
 type Single<'c> = Option<Obj<'c, MaybeUninit<Object>>>;
 type Boxed = Option<Box<MaybeUninit<Object>, BoxCache>>;
 
@@ -178,7 +178,7 @@ fn bulk_allocated(result: core::ffi::c_int) -> bool {
 
 /// One timed run's setting: the cache, the arrays of `n` entries (`n`, the bulk size), the GFP
 /// flags in both forms.
-struct Run<'c, 'b> {
+struct Setting<'c, 'b> {
     cache: &'c Cache<Object>,
     /// The array of pointers of `raw_single`, `raw_bulk` and `ours_bulk` (which lends it to
     /// [`Cache::alloc_bulk_in`]): one and the same memory, so that the three differ in their code
@@ -188,7 +188,7 @@ struct Run<'c, 'b> {
     objs: &'b mut [Single<'c>],
     /// `box_single`'s objects, all `None` between rounds.
     boxes: &'b mut [Boxed],
-    batch: &'b mut Batch<'c>,
+    batch: &'b mut BulkObjs<'c>,
     flags: kernel::alloc::Flags,
     gfp: bindings::gfp_t,
 }
@@ -201,7 +201,7 @@ struct Run<'c, 'b> {
 
 /// C API, one object at a time.
 #[inline(never)]
-fn raw_single<const P: usize>(run: &mut Run<'_, '_>, loops: usize) -> usize {
+fn raw_single<const P: usize>(run: &mut Setting<'_, '_>, loops: usize) -> usize {
     placed::<P>();
     let s = run.cache.as_raw();
     let p = &mut *run.ptrs;
@@ -225,7 +225,7 @@ fn raw_single<const P: usize>(run: &mut Run<'_, '_>, loops: usize) -> usize {
 
 /// C API, in bulk.
 #[inline(never)]
-fn raw_bulk<const P: usize>(run: &mut Run<'_, '_>, loops: usize) -> usize {
+fn raw_bulk<const P: usize>(run: &mut Setting<'_, '_>, loops: usize) -> usize {
     placed::<P>();
     let s = run.cache.as_raw();
     let n = run.ptrs.len();
@@ -247,7 +247,7 @@ fn raw_bulk<const P: usize>(run: &mut Run<'_, '_>, loops: usize) -> usize {
 
 /// `kernel::slab_bulk`, one object at a time.
 #[inline(never)]
-fn ours_single<const P: usize>(run: &mut Run<'_, '_>, loops: usize) -> usize {
+fn ours_single<const P: usize>(run: &mut Setting<'_, '_>, loops: usize) -> usize {
     placed::<P>();
     let cache = run.cache;
     let flags = run.flags;
@@ -276,7 +276,7 @@ fn ours_single<const P: usize>(run: &mut Run<'_, '_>, loops: usize) -> usize {
 
 /// `kernel::slab_bulk`, one object at a time, through a module-lifetime cache's allocator.
 #[inline(never)]
-fn box_single<const P: usize>(run: &mut Run<'_, '_>, loops: usize) -> usize {
+fn box_single<const P: usize>(run: &mut Setting<'_, '_>, loops: usize) -> usize {
     placed::<P>();
     let flags = run.flags;
     let boxes = &mut *run.boxes;
@@ -304,7 +304,7 @@ fn box_single<const P: usize>(run: &mut Run<'_, '_>, loops: usize) -> usize {
 
 /// `kernel::slab_bulk`, in bulk into an array of the caller's.
 #[inline(never)]
-fn ours_bulk<const P: usize>(run: &mut Run<'_, '_>, loops: usize) -> usize {
+fn ours_bulk<const P: usize>(run: &mut Setting<'_, '_>, loops: usize) -> usize {
     placed::<P>();
     let cache = run.cache;
     let flags = run.flags;
@@ -328,7 +328,7 @@ fn ours_bulk<const P: usize>(run: &mut Run<'_, '_>, loops: usize) -> usize {
 
 /// `kernel::slab_bulk`, in bulk through a batch.
 #[inline(never)]
-fn ours_batch<const P: usize>(run: &mut Run<'_, '_>, loops: usize) -> usize {
+fn ours_batch<const P: usize>(run: &mut Setting<'_, '_>, loops: usize) -> usize {
     placed::<P>();
     let n = run.ptrs.len();
     let flags = run.flags;
@@ -346,7 +346,7 @@ fn ours_batch<const P: usize>(run: &mut Run<'_, '_>, loops: usize) -> usize {
 
 /// Runs copy `copy` of `variant`'s timed loop; returns the number of allocations that failed.
 #[inline(always)]
-fn run_loop(variant: Variant, copy: usize, run: &mut Run<'_, '_>, loops: usize) -> usize {
+fn run_loop(variant: Variant, copy: usize, run: &mut Setting<'_, '_>, loops: usize) -> usize {
     match variant {
         Variant::RawSingle => in_copy!(copy, raw_single(run, loops)),
         Variant::RawBulk => in_copy!(copy, raw_bulk(run, loops)),
@@ -378,9 +378,9 @@ fn with_run<R>(
     arrays: &mut Arrays,
     data: usize,
     n: usize,
-    body: impl FnOnce(&mut Run<'_, '_>) -> Result<R>,
+    body: impl FnOnce(&mut Setting<'_, '_>) -> Result<R>,
 ) -> Result<R> {
-    let mut slot = KBox::<Batch<'_>>::new_uninit(GFP_KERNEL)?;
+    let mut slot = KBox::<BulkObjs<'_>>::new_uninit(GFP_KERNEL)?;
     let mut objs = KVec::<Single<'_>>::with_capacity(SINGLE_ARRAY, GFP_KERNEL)?;
     for _ in 0..SINGLE_ARRAY {
         objs.push(None, GFP_KERNEL)?;
@@ -398,7 +398,7 @@ fn with_run<R>(
         (GFP_KERNEL, bindings::GFP_KERNEL)
     };
     // The batch lives in `slot`, which does not drop it: it is empty after every variant.
-    body(&mut Run {
+    body(&mut Setting {
         cache,
         ptrs: &mut arrays.ptrs[first..first + n],
         objs: &mut objs[first_single..first_single + n],
@@ -530,7 +530,7 @@ fn stack_address() -> usize {
 /// (`first`, set by the first call). Returns whether the sweep goes deeper.
 #[inline(never)]
 fn sweep_frame(
-    run: &mut Run<'_, '_>,
+    run: &mut Setting<'_, '_>,
     n: usize,
     loops: usize,
     first: &mut Option<usize>,
@@ -581,8 +581,8 @@ fn sweep_frame(
 /// Calls `f` with the `shared` cache, or, if there is none, with a new one from `new_cache`
 /// that is destroyed after it.
 fn with_cache<R>(
-    shared: &Option<KmemCache<Object>>,
-    new_cache: &impl Fn() -> Result<KmemCache<Object>>,
+    shared: &Option<OwnedCache<Object>>,
+    new_cache: &impl Fn() -> Result<OwnedCache<Object>>,
     f: impl FnOnce(&Cache<Object>) -> Result<R>,
 ) -> Result<R> {
     match shared {
@@ -602,7 +602,7 @@ impl kernel::Module for SlabBulkBench {
         if p.nomerge != 0 {
             flags = flags | CacheFlags::NO_MERGE;
         }
-        let new_cache = || KmemCache::<Object>::new(c"rust_slab_bulk_bench", flags);
+        let new_cache = || OwnedCache::<Object>::new(c"rust_slab_bulk_bench", flags);
         // One cache for the whole sweep, unless every run gets a fresh one.
         let shared = if p.fresh != 0 {
             None
@@ -626,13 +626,13 @@ impl kernel::Module for SlabBulkBench {
             for run in 0..=p.runs {
                 // Run 0 warms every copy of the code and every place of the data up (copy `i`
                 // on place `i`) and is not reported; run `r` uses the place and the copy that
-                // `placement` gives.
+                // `placement_of` gives.
                 let places = if run == 0 { DATA_PLACEMENTS } else { 1 };
                 for i in 0..places {
                     let at = if run == 0 {
                         Placement { data: i, code: i }
                     } else {
-                        placement(run as usize)
+                        placement_of(run as usize)
                     };
                     if run > 0 {
                         // For the report's placement table (`scripts/collect.py`).

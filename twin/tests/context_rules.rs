@@ -10,13 +10,13 @@ use kernel::alloc::flags::{GFP_ATOMIC, GFP_KERNEL};
 use kernel::bindings;
 use kernel::cpu::{in_hardirq, in_softirq, on_cpu, MACHINE};
 use kernel::qmempool::{BhGuard, QMemPool};
-use kernel::slab_bulk::{CacheFlags, KmemCache, ObjArray};
+use kernel::slab_bulk::{CacheFlags, ObjArray, OwnedCache};
 
 #[test]
 #[cfg_attr(miri, ignore = "the twin checks poison natively only")]
 #[should_panic(expected = "written after it was freed")]
 fn write_after_free_is_caught() {
-    let cache = KmemCache::<[u64; 4]>::new(c"rules_uaf", CacheFlags::NO_MERGE).expect("cache");
+    let cache = OwnedCache::<[u64; 4]>::new(c"rules_uaf", CacheFlags::NO_MERGE).expect("cache");
     let raw = cache.as_raw();
     // SAFETY: `raw` is a live cache; the object is freed once, then (the bug being shown)
     // written through a stale pointer, which stays inside the twin's live slab.
@@ -35,7 +35,7 @@ fn write_after_free_is_caught() {
 #[should_panic(expected = "sleeping allocation")]
 fn sleeping_allocation_in_atomic_context_is_caught() {
     let _machine = MACHINE.lock().unwrap_or_else(|e| e.into_inner());
-    let cache = KmemCache::<u64>::new(c"rules_sleep", CacheFlags::NO_MERGE).expect("cache");
+    let cache = OwnedCache::<u64>::new(c"rules_sleep", CacheFlags::NO_MERGE).expect("cache");
     on_cpu(0, || {
         let _guard = BhGuard::new().expect("guard");
         drop(cache.alloc(1, GFP_KERNEL));
@@ -46,7 +46,7 @@ fn sleeping_allocation_in_atomic_context_is_caught() {
 #[should_panic(expected = "with IRQs disabled")]
 fn bulk_call_with_irqs_disabled_is_caught() {
     let _machine = MACHINE.lock().unwrap_or_else(|e| e.into_inner());
-    let cache = KmemCache::<u64>::new(c"rules_irq", CacheFlags::NO_MERGE).expect("cache");
+    let cache = OwnedCache::<u64>::new(c"rules_irq", CacheFlags::NO_MERGE).expect("cache");
     let mut batch = ObjArray::<'_, _, 4>::new(cache.uninit());
     on_cpu(0, || in_hardirq(|| batch.alloc(4, GFP_ATOMIC)))
         .expect("not reached: the twin panics first");
@@ -55,7 +55,7 @@ fn bulk_call_with_irqs_disabled_is_caught() {
 #[test]
 fn qmempool_refills_without_sleeping() {
     let _machine = MACHINE.lock().unwrap_or_else(|e| e.into_inner());
-    let cache = KmemCache::<u64>::new(c"rules_pool", CacheFlags::NO_MERGE).expect("cache");
+    let cache = OwnedCache::<u64>::new(c"rules_pool", CacheFlags::NO_MERGE).expect("cache");
     let pool = QMemPool::<u64>::new(&cache).expect("pool");
     on_cpu(0, || {
         // The local queue is empty: each call refills it in bulk from the cache.

@@ -2,14 +2,14 @@
 
 //! Leaking is safe: a `QMemPool` leaked with `mem::forget` keeps its registrations (in the kernel,
 //! a shrinker and a CPU hotplug instance that reach the cache), so the cache it pins must not be
-//! destroyed when its `KmemCache` is dropped after it: the drop leaks the cache instead.
+//! destroyed when its `OwnedCache` is dropped after it: the drop leaks the cache instead.
 
 use core::sync::atomic::{AtomicPtr, Ordering};
 use kernel::alloc::flags::GFP_ATOMIC;
 use kernel::bindings::{self, CACHES_RELEASED};
 use kernel::cpu::{on_cpu, MACHINE};
 use kernel::qmempool::QMemPool;
-use kernel::slab_bulk::{CacheFlags, KmemCache};
+use kernel::slab_bulk::{CacheFlags, OwnedCache};
 
 /// Where the leaked pool is left: leaked as `mem::forget` leaks it (never dropped, its borrow of
 /// the cache over), but reachable from a static, so that Miri's leak check, which would report
@@ -24,7 +24,7 @@ fn released() -> usize {
 #[test]
 fn forgotten_pool_keeps_its_cache() {
     let _machine = MACHINE.lock().unwrap_or_else(|e| e.into_inner());
-    let cache = KmemCache::<u64>::new(c"leak_pool", CacheFlags::NO_MERGE).expect("cache");
+    let cache = OwnedCache::<u64>::new(c"leak_pool", CacheFlags::NO_MERGE).expect("cache");
     // Without the pool's pin, SLUB without debugging would release the cache with the pool's
     // objects in it (the twin does too, when told to).
     // SAFETY: `cache` is live.
@@ -45,7 +45,7 @@ fn forgotten_pool_keeps_its_cache() {
 #[test]
 fn dropped_pool_unpins_its_cache() {
     let _machine = MACHINE.lock().unwrap_or_else(|e| e.into_inner());
-    let cache = KmemCache::<u64>::new(c"unpin_pool", CacheFlags::NO_MERGE).expect("cache");
+    let cache = OwnedCache::<u64>::new(c"unpin_pool", CacheFlags::NO_MERGE).expect("cache");
     let pool = QMemPool::<u64>::new(&cache).expect("pool");
     on_cpu(0, || drop(pool.alloc(7, GFP_ATOMIC).expect("alloc")));
     drop(pool);

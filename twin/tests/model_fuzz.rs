@@ -34,7 +34,7 @@ use kernel::alf_queue::{Batch, Error as QError, MpmcQueue, SpscQueue};
 use kernel::alloc::flags::{GFP_ATOMIC, GFP_KERNEL, GFP_NOWAIT};
 use kernel::alloc::Flags;
 use kernel::error::code::{EINVAL, ENOMEM};
-use kernel::slab_bulk::{Cache, CacheFlags, FreeBatch, KmemCache, Obj, ObjArray};
+use kernel::slab_bulk::{Cache, CacheFlags, FreeBatch, Obj, ObjArray, OwnedCache};
 use proptest::prelude::*;
 use proptest::test_runner::{
     Config, FileFailurePersistence, RngAlgorithm, TestError, TestRng, TestRunner,
@@ -250,8 +250,8 @@ fn slab_epoch<const P: usize>(ledger: &Ledger, flags: u8, ops: &[[u8; 4]]) {
     };
     let leaked = kernel::bindings::LEAKED_OBJECTS.load(Ordering::Relaxed);
     let caches = [
-        KmemCache::<Val<'_, P>>::new(c"fuzz_a", flags).expect("cache a"),
-        KmemCache::<Val<'_, P>>::new(c"fuzz_b", flags).expect("cache b"),
+        OwnedCache::<Val<'_, P>>::new(c"fuzz_a", flags).expect("cache a"),
+        OwnedCache::<Val<'_, P>>::new(c"fuzz_b", flags).expect("cache b"),
     ];
     {
         let mut m = SlabModel::default();

@@ -11,7 +11,7 @@
 
 use core::mem::MaybeUninit;
 use kernel::alloc::flags::GFP_KERNEL;
-use kernel::slab_bulk::{Cache, CacheFlags, FreeBatch, KmemCache, ObjArray};
+use kernel::slab_bulk::{Cache, CacheFlags, FreeBatch, ObjArray, OwnedCache};
 use std::cell::{Cell, RefCell};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
@@ -75,8 +75,8 @@ fn panics(f: impl FnOnce()) {
     );
 }
 
-fn cache<'a>(name: &core::ffi::CStr) -> KmemCache<Tracked<'a>> {
-    KmemCache::new(name, CacheFlags::NO_MERGE).expect("cache")
+fn cache<'a>(name: &core::ffi::CStr) -> OwnedCache<Tracked<'a>> {
+    OwnedCache::new(name, CacheFlags::NO_MERGE).expect("cache")
 }
 
 /// `ObjArray::free` with a panicking `T::drop`: the batch is empty afterwards, every value was

@@ -114,10 +114,10 @@ impl<'c, U, const LOCAL: usize, const SHARED: usize, const BULK: usize>
     /// use core::mem::MaybeUninit;
     /// use kernel::alloc::flags::GFP_ATOMIC;
     /// use kernel::qmempool::{BhGuard, QMemPool};
-    /// use kernel::slab_bulk::{CacheFlags, KmemCache};
+    /// use kernel::slab_bulk::{CacheFlags, OwnedCache};
     ///
     /// let cache =
-    ///     KmemCache::<MaybeUninit<[u8; 256]>>::new(c"doc_qmempool_raw", CacheFlags::NONE)?;
+    ///     OwnedCache::<MaybeUninit<[u8; 256]>>::new(c"doc_qmempool_raw", CacheFlags::NONE)?;
     /// let pool = QMemPool::<MaybeUninit<[u8; 256]>>::new(&cache)?;
     /// if let Some(guard) = BhGuard::new() {
     ///     let mut buf = pool.alloc_uninit_in(&guard, GFP_ATOMIC)?;

@@ -12,7 +12,7 @@ use crate::alloc::{
     Flags, KBox,
 };
 use crate::error::{code::*, Result};
-use crate::slab_bulk::{Cache, CachePin, KmemCache, Obj, ObjArray};
+use crate::slab_bulk::{Cache, CachePin, Obj, ObjArray, OwnedCache};
 use core::mem::{self, MaybeUninit};
 
 /// The default size of each CPU's local queue (the C qmempool's `QMEMPOOL_LOCALQ` for skbs).
@@ -67,7 +67,7 @@ pub const BULK_DEFAULT: usize = 16;
 ///   CPU, through `&mut self`, or, once the CPU is dead, by `hooks`' hotplug teardown.
 /// - `hooks`, when there are any, are registered for this pool's cache and queues (the twin has
 ///   none).
-/// - `_pin` pins `cache` ([`KmemCache::pin_for`]): the C cache stays alive while the pool does,
+/// - `_pin` pins `cache` ([`OwnedCache::pin_for`]): the C cache stays alive while the pool does,
 ///   and for ever if the pool is leaked.
 ///
 /// # Examples
@@ -76,14 +76,14 @@ pub const BULK_DEFAULT: usize = 16;
 /// # use kernel::prelude::*;
 /// use kernel::alloc::flags::GFP_ATOMIC;
 /// use kernel::qmempool::{BhGuard, QMemPool};
-/// use kernel::slab_bulk::{CacheFlags, KmemCache};
+/// use kernel::slab_bulk::{CacheFlags, OwnedCache};
 ///
 /// struct Packet {
 ///     len: u32,
 ///     data: [u8; 60],
 /// }
 ///
-/// let cache = KmemCache::<Packet>::new(c"doc_qmempool", CacheFlags::HWCACHE_ALIGN)?;
+/// let cache = OwnedCache::<Packet>::new(c"doc_qmempool", CacheFlags::HWCACHE_ALIGN)?;
 /// let pool = QMemPool::<Packet>::new(&cache)?;
 /// // One object at a time: each call disables bottom halves for its own duration.
 /// let mut pkt = pool.alloc(Packet { len: 0, data: [0; 60] }, GFP_ATOMIC)?;
@@ -143,13 +143,13 @@ impl<'c, T, const LOCAL: usize, const SHARED: usize, const BULK: usize>
     /// Objects come from the cache when the pool needs them, not before. The pool registers
     /// with CPU hotplug and as a shrinker, so that a CPU that goes offline and memory pressure
     /// get its objects back (see the module documentation). It pins the cache (see
-    /// [`KmemCache`]): a pool leaked with `mem::forget` stays registered, and a cache dropped
+    /// [`OwnedCache`]): a pool leaked with `mem::forget` stays registered, and a cache dropped
     /// after that is leaked, not destroyed, so the leaked pool's callbacks still find it. Errors: `ENOMEM` if the queues or
     /// the registrations cannot be allocated, `EINVAL` if a CPU's queue is larger than the
     /// per-CPU allocator's limit (32 KiB: about 4000 objects), and the CPU hotplug core's
     /// errors. Process context: it may sleep; not from a CPU hotplug callback (it takes the
     /// hotplug lock), and neither is dropping the pool.
-    pub fn new(cache: &'c KmemCache<T>) -> Result<Self> {
+    pub fn new(cache: &'c OwnedCache<T>) -> Result<Self> {
         const {
             assert!(BULK >= 1, "BULK must be at least 1");
             assert!(BULK <= LOCAL, "BULK must not exceed LOCAL");

@@ -19,7 +19,7 @@ use super::{BhGuard, PoolObj, QMemPool};
 use crate::alloc::flags::GFP_ATOMIC;
 #[cfg(CONFIG_FAILSLAB)]
 use crate::error::code::ENOMEM;
-use crate::slab_bulk::{CacheFlags, KmemCache};
+use crate::slab_bulk::{CacheFlags, OwnedCache};
 use core::sync::atomic::{AtomicUsize, Ordering};
 
 /// Asserts in both worlds: KUnit's assertion in the kernel, `assert!` in the twin. (The file
@@ -111,15 +111,15 @@ fn held_at<T, const L: usize, const S: usize, const B: usize>(
 }
 
 /// A fresh `NO_MERGE` cache of `T`.
-fn cache<T>() -> Option<KmemCache<T>> {
-    let cache = KmemCache::<T>::new(c"rust_qmempool_test", CacheFlags::NO_MERGE);
+fn cache<T>() -> Option<OwnedCache<T>> {
+    let cache = OwnedCache::<T>::new(c"rust_qmempool_test", CacheFlags::NO_MERGE);
     check!(cache.is_ok());
     cache.ok()
 }
 
 /// Runs `test` with a fresh cache ([`cache`]) and a pool in front of it ([`pool_of`]).
 fn with_pool<T, const L: usize, const S: usize, const B: usize>(
-    test: impl FnOnce(&KmemCache<T>, &QMemPool<'_, T, L, S, B>),
+    test: impl FnOnce(&OwnedCache<T>, &QMemPool<'_, T, L, S, B>),
 ) {
     if let Some(cache) = cache::<T>() {
         pool_of(&cache, |pool| test(&cache, pool));
@@ -129,7 +129,7 @@ fn with_pool<T, const L: usize, const S: usize, const B: usize>(
 /// Runs `test` with a new pool in front of `cache`; then drops the pool and checks that every
 /// object of the cache went back to it.
 fn pool_of<T, const L: usize, const S: usize, const B: usize>(
-    cache: &KmemCache<T>,
+    cache: &OwnedCache<T>,
     test: impl FnOnce(&QMemPool<'_, T, L, S, B>),
 ) {
     let Ok(pool) = QMemPool::new(cache) else {

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! Typed slab caches: [`KmemCache`] owns one, [`Cache`] is what its objects refer to.
+//! Typed slab caches: [`OwnedCache`] owns one, [`Cache`] is what its objects refer to.
 
 use super::ffi;
 use crate::error::{code::*, Result};
@@ -12,12 +12,12 @@ use core::ops::{BitOr, Deref};
 use core::ptr::NonNull;
 use core::sync::atomic::{AtomicUsize, Ordering};
 
-/// Flags for [`KmemCache::new`], the `SLAB_*` flags of the C API.
+/// Flags for [`OwnedCache::new`], the `SLAB_*` flags of the C API.
 ///
 /// The bit values depend on the kernel configuration; they come from bindgen, never from
 /// constants written here. Flags whose semantics safe Rust could not uphold are not offered:
 /// `SLAB_TYPESAFE_BY_RCU` lets an object be reused while readers still see it, and
-/// `SLAB_PANIC` turns the error that [`KmemCache::new`] returns into a panic.
+/// `SLAB_PANIC` turns the error that [`OwnedCache::new`] returns into a panic.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 pub struct CacheFlags(ffi::slab_flags_t);
 
@@ -70,7 +70,7 @@ impl BitOr for CacheFlags {
 /// A slab cache of objects of type `T`, as its objects and batches refer to it.
 ///
 /// A `&Cache<T>` is a pointer to the C `struct kmem_cache` itself, so an [`Obj`] costs one word
-/// for its cache, and passing the cache to C costs nothing. Caches are owned by a [`KmemCache`]
+/// for its cache, and passing the cache to C costs nothing. Caches are owned by an [`OwnedCache`]
 /// (which dereferences to `Cache`), or by C code, see [`Cache::from_raw`].
 ///
 /// Objects are allocated with [`Cache::alloc`] and [`Cache::alloc_uninit`] (in `object.rs`,
@@ -134,7 +134,7 @@ impl<T> Cache<T> {
 /// [`QMemPool`]'s shrinker and CPU hotplug teardown do, must not outlive the cache either, but a
 /// borrow cannot promise that: leaking the borrower with `mem::forget` is safe and ends the
 /// borrow while its callbacks stay registered. Such a user pins the cache
-/// ([`KmemCache::pin_for`]) for as long as it lives and unpins it when dropped; a cache dropped
+/// ([`OwnedCache::pin_for`]) for as long as it lives and unpins it when dropped; a cache dropped
 /// while pinned is not destroyed but leaked, with a warning, so the callbacks of a leaked
 /// borrower find it alive. An object leaked with `mem::forget` needs no pin: nothing uses it
 /// again.
@@ -148,23 +148,23 @@ impl<T> Cache<T> {
 /// - `cache` was returned by `__kmem_cache_create_args` for objects of the size and alignment of
 ///   `T`, and is destroyed at most once, when this value is dropped, and only if `pins` is 0
 ///   then.
-/// - `pins` counts the pins taken with [`KmemCache::pin_for`] and not yet given back.
+/// - `pins` counts the pins taken with [`OwnedCache::pin_for`] and not yet given back.
 /// - The layout does not depend on `T` (`repr(C)`, a pointer and a counter), so a
-///   `KmemCache<T>` may be viewed as a `KmemCache<MaybeUninit<T>>` ([`KmemCache::uninit`]).
+///   `OwnedCache<T>` may be viewed as an `OwnedCache<MaybeUninit<T>>` ([`OwnedCache::uninit`]).
 ///
 /// # Examples
 ///
 /// ```
 /// # use kernel::prelude::*;
 /// use kernel::alloc::flags::GFP_KERNEL;
-/// use kernel::slab_bulk::{CacheFlags, KmemCache};
+/// use kernel::slab_bulk::{CacheFlags, OwnedCache};
 ///
 /// struct Packet {
 ///     len: u32,
 ///     data: [u8; 60],
 /// }
 ///
-/// let cache = KmemCache::<Packet>::new(c"doc_packet", CacheFlags::HWCACHE_ALIGN)?;
+/// let cache = OwnedCache::<Packet>::new(c"doc_packet", CacheFlags::HWCACHE_ALIGN)?;
 /// let mut pkt = cache.alloc(Packet { len: 0, data: [0; 60] }, GFP_KERNEL)?;
 /// pkt.len = 60;
 /// pkt.data[59] = 0xff;
@@ -173,20 +173,20 @@ impl<T> Cache<T> {
 /// # Ok::<(), Error>(())
 /// ```
 #[repr(C)]
-pub struct KmemCache<T> {
+pub struct OwnedCache<T> {
     cache: NonNull<Cache<T>>,
     pins: AtomicUsize,
 }
 
 // SAFETY: The cache pointer may be used and destroyed from any thread (see `Cache`).
-unsafe impl<T> Send for KmemCache<T> {}
-// SAFETY: Only `&Cache<T>`, which is `Sync`, is reachable through `&KmemCache<T>`.
-unsafe impl<T> Sync for KmemCache<T> {}
+unsafe impl<T> Send for OwnedCache<T> {}
+// SAFETY: Only `&Cache<T>`, which is `Sync`, is reachable through `&OwnedCache<T>`.
+unsafe impl<T> Sync for OwnedCache<T> {}
 
 /// The longest cache name accepted (the C API has no limit; names show in `/proc/slabinfo`).
 pub const MAX_NAME_LEN: usize = 64;
 
-impl<T> KmemCache<T> {
+impl<T> OwnedCache<T> {
     /// Creates a cache for objects of type `T`, named `name`.
     ///
     /// Size and alignment are those of `T`. The name is copied by the kernel. Errors:
@@ -204,10 +204,10 @@ impl<T> KmemCache<T> {
 
     /// Returns the same cache typed for uninitialised objects.
     #[inline]
-    pub fn uninit(&self) -> &KmemCache<MaybeUninit<T>> {
-        // SAFETY: `KmemCache` is `repr(C)` with a layout that does not depend on `T` (type
+    pub fn uninit(&self) -> &OwnedCache<MaybeUninit<T>> {
+        // SAFETY: `OwnedCache` is `repr(C)` with a layout that does not depend on `T` (type
         // invariant), and the C cache suits `MaybeUninit<T>`, of `T`'s size and alignment.
-        unsafe { &*(self as *const Self).cast::<KmemCache<MaybeUninit<T>>>() }
+        unsafe { &*(self as *const Self).cast::<OwnedCache<MaybeUninit<T>>>() }
     }
 
     /// Pins the cache for a user that reaches it from kernel callbacks: until the returned
@@ -225,14 +225,14 @@ impl<T> KmemCache<T> {
     }
 }
 
-/// A pin on a [`KmemCache`]: while it exists, or for ever if it is leaked, the C cache is not
-/// destroyed (see [`KmemCache::pin_for`]).
+/// A pin on an [`OwnedCache`]: while it exists, or for ever if it is leaked, the C cache is not
+/// destroyed (see [`OwnedCache::pin_for`]).
 ///
 /// # Invariants
 ///
 /// `owner.pins` counts this value.
 pub struct CachePin<'a, T> {
-    owner: &'a KmemCache<T>,
+    owner: &'a OwnedCache<T>,
 }
 
 impl<'a, T> CachePin<'a, T> {
@@ -252,11 +252,11 @@ impl<T> Drop for CachePin<'_, T> {
     }
 }
 
-/// Creates a C cache for objects of type `T`, named `name`: [`KmemCache::new`]'s checks and
+/// Creates a C cache for objects of type `T`, named `name`: [`OwnedCache::new`]'s checks and
 /// call, shared with the module-lifetime caches of `static_cache.rs`.
 ///
 /// On success the cache is new and owned by the caller, who destroys it with
-/// `kmem_cache_destroy`. Errors as [`KmemCache::new`].
+/// `kmem_cache_destroy`. Errors as [`OwnedCache::new`].
 pub(super) fn create<T>(name: &CStr, flags: CacheFlags) -> Result<NonNull<Cache<T>>> {
     validate_name(name)?;
     let size = mem::size_of::<T>();
@@ -270,7 +270,7 @@ pub(super) fn create<T>(name: &CStr, flags: CacheFlags) -> Result<NonNull<Cache<
     NonNull::new(raw.cast::<Cache<T>>()).ok_or(ENOMEM)
 }
 
-impl<T> Deref for KmemCache<T> {
+impl<T> Deref for OwnedCache<T> {
     type Target = Cache<T>;
 
     #[inline]
@@ -281,7 +281,7 @@ impl<T> Deref for KmemCache<T> {
     }
 }
 
-impl<T> Drop for KmemCache<T> {
+impl<T> Drop for OwnedCache<T> {
     fn drop(&mut self) {
         // `&mut self`: every borrow has ended, so a pin still counted belongs to a user that was
         // leaked, whose callbacks may still reach the cache.

@@ -34,9 +34,9 @@ use core::ptr;
 /// ```
 /// # use kernel::prelude::*;
 /// use kernel::alloc::flags::GFP_KERNEL;
-/// use kernel::slab_bulk::{CacheFlags, FreeBatch, KmemCache};
+/// use kernel::slab_bulk::{CacheFlags, FreeBatch, OwnedCache};
 ///
-/// let cache = KmemCache::<u64>::new(c"doc_tx_done", CacheFlags::NONE)?;
+/// let cache = OwnedCache::<u64>::new(c"doc_tx_done", CacheFlags::NONE)?;
 /// let mut done = FreeBatch::<'_, u64, 32>::new(&cache);
 /// for i in 0..100 {
 ///     let obj = cache.alloc(i, GFP_KERNEL)?; // A packet that was just sent.

@@ -7,14 +7,14 @@
 //! The slab allocator can allocate and free many objects of a cache in one call
 //! (`kmem_cache_alloc_bulk` / `kmem_cache_free_bulk`), paying its per-call costs once per batch.
 //! This module makes that API typed and safe, at no cost over calling it from C. Unlike C:
-//! 1. A cache is typed ([`KmemCache<T>`], a [`Cache<T>`]), and its objects ([`Obj`]) and batches
+//! 1. A cache is typed ([`OwnedCache<T>`], a [`Cache<T>`]), and its objects ([`Obj`]) and batches
 //!    ([`ObjArray`], [`SlotObjs`], [`FreeBatch`]) borrow it: it cannot be destroyed under them.
 //! 2. An object or batch is freed to its own cache when dropped, a batch in one bulk call.
 //! 3. A driver's cache, declared with [`static_cache!`], is a type that is the kernel's
 //!    [`Allocator`]: `Box<T, C>` is an object of it that borrows nothing.
 //!
 //! Contexts:
-//! - Creating or dropping a [`KmemCache`] or a [`CacheRegistration`]: process, may sleep.
+//! - Creating or dropping an [`OwnedCache`] or a [`CacheRegistration`]: process, may sleep.
 //! - Allocating (single, bulk, a `Box<T, C>`): as the GFP flags allow (`GFP_KERNEL` may sleep).
 //! - Bulk allocation and free ([`Cache::alloc_bulk`], [`ObjArray`], [`SlotObjs`], [`FreeBatch`],
 //!   their drop): IRQs enabled too (the C API's rule).
@@ -64,7 +64,7 @@ pub use self::obj_array::ObjArray;
 
 /// No NUMA node preference, for [`Cache::alloc_node`] (C's `NUMA_NO_NODE`).
 pub const NUMA_NO_NODE: i32 = ffi::NUMA_NO_NODE;
-pub use self::cache::{Cache, CacheFlags, CachePin, KmemCache, MAX_NAME_LEN};
+pub use self::cache::{Cache, CacheFlags, CachePin, OwnedCache, MAX_NAME_LEN};
 pub use self::free_batch::FreeBatch;
 pub use self::obj_slice::ObjSlice;
 pub use self::object::Obj;

@@ -42,9 +42,9 @@ use core::ptr::{self, NonNull};
 /// ```
 /// # use kernel::prelude::*;
 /// use kernel::alloc::flags::GFP_KERNEL;
-/// use kernel::slab_bulk::{CacheFlags, KmemCache};
+/// use kernel::slab_bulk::{CacheFlags, OwnedCache};
 ///
-/// let cache = KmemCache::<[u64; 4]>::new(c"doc_batch", CacheFlags::NO_MERGE)?;
+/// let cache = OwnedCache::<[u64; 4]>::new(c"doc_batch", CacheFlags::NO_MERGE)?;
 /// // Sixteen objects in one call, each initialised from its index.
 /// let mut batch = cache.alloc_bulk_with::<16>(GFP_KERNEL, |i| [i as u64; 4])?;
 /// assert_eq!(batch.len(), 16);
@@ -115,9 +115,9 @@ impl<'c, T, const N: usize> ObjArray<'c, T, N> {
     /// ```
     /// # use kernel::prelude::*;
     /// use kernel::alloc::{flags::GFP_KERNEL, KBox};
-    /// use kernel::slab_bulk::{CacheFlags, KmemCache, ObjArray};
+    /// use kernel::slab_bulk::{CacheFlags, OwnedCache, ObjArray};
     ///
-    /// let cache = KmemCache::<[u8; 256]>::new(c"doc_big_batch", CacheFlags::NONE)?;
+    /// let cache = OwnedCache::<[u8; 256]>::new(c"doc_big_batch", CacheFlags::NONE)?;
     /// let mut slot = KBox::<ObjArray<'_, _, 4096>>::new_uninit(GFP_KERNEL)?;
     /// let batch = ObjArray::init_in_place(&mut slot, cache.uninit());
     /// batch.alloc(4096, GFP_KERNEL)?;
@@ -199,9 +199,9 @@ impl<'c, T, const N: usize> ObjArray<'c, T, N> {
     /// use core::ptr::NonNull;
     /// use kernel::alf_queue::SpscQueue;
     /// use kernel::alloc::flags::GFP_KERNEL;
-    /// use kernel::slab_bulk::{CacheFlags, KmemCache};
+    /// use kernel::slab_bulk::{CacheFlags, OwnedCache};
     ///
-    /// let cache = KmemCache::<u64>::new(c"doc_pool", CacheFlags::NO_MERGE)?;
+    /// let cache = OwnedCache::<u64>::new(c"doc_pool", CacheFlags::NO_MERGE)?;
     /// let mut parked = SpscQueue::<NonNull<u64>, 32>::new();
     /// let (mut producer, mut consumer) = parked.split();
     /// let mut batch = cache.alloc_bulk_with::<16>(GFP_KERNEL, |i| i as u64)?;

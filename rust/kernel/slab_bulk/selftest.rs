@@ -14,7 +14,7 @@
 //! the middle of a bulk request therefore needs `fail_page_alloc` to refuse every page: for the
 //! test's own task only, through `task-filter` and `make_it_fail` ([`bulk_fault_positions`]).
 
-use super::{Cache, CacheFlags, FreeBatch, KmemCache, Obj, ObjArray, StaticCache, NUMA_NO_NODE};
+use super::{Cache, CacheFlags, FreeBatch, Obj, ObjArray, OwnedCache, StaticCache, NUMA_NO_NODE};
 use crate::alloc::flags::GFP_KERNEL;
 #[cfg(all(CONFIG_FAILSLAB, CONFIG_FAIL_PAGE_ALLOC))]
 use crate::alloc::flags::GFP_NOWAIT;
@@ -115,16 +115,16 @@ pub(crate) fn in_use<T>(cache: &Cache<T>) -> usize {
 
 /// Cache names: what is accepted, what is `EINVAL`; sizes `EINVAL`.
 pub(crate) fn cache_create_errors() {
-    check!(KmemCache::<u64>::new(c"rust_slab_bulk_ok", CacheFlags::NONE).is_ok());
+    check!(OwnedCache::<u64>::new(c"rust_slab_bulk_ok", CacheFlags::NONE).is_ok());
     let flags = CacheFlags::HWCACHE_ALIGN | CacheFlags::NO_MERGE;
-    check!(KmemCache::<Obj256>::new(c"rust_slab_bulk-ok.2", flags).is_ok());
+    check!(OwnedCache::<Obj256>::new(c"rust_slab_bulk-ok.2", flags).is_ok());
     for bad in [c"", c"has space", c"has/slash", c"tab\there", c"\x7f"] {
-        check!(KmemCache::<u64>::new(bad, CacheFlags::NONE).err() == Some(EINVAL));
+        check!(OwnedCache::<u64>::new(bad, CacheFlags::NONE).err() == Some(EINVAL));
     }
     let long = c"an_overly_long_cache_name_that_goes_on_and_on_past_sixty_four_bytes";
     check!(long.to_bytes().len() > super::MAX_NAME_LEN);
-    check!(KmemCache::<u64>::new(long, CacheFlags::NONE).err() == Some(EINVAL));
-    check!(KmemCache::<()>::new(c"rust_slab_bulk_zst", CacheFlags::NONE).err() == Some(EINVAL));
+    check!(OwnedCache::<u64>::new(long, CacheFlags::NONE).err() == Some(EINVAL));
+    check!(OwnedCache::<()>::new(c"rust_slab_bulk_zst", CacheFlags::NONE).err() == Some(EINVAL));
 }
 
 /// One object: allocation, contents, alignment, raw round trip, uninitialised objects.
@@ -132,7 +132,7 @@ pub(crate) fn single_alloc_free() {
     #[repr(align(64))]
     struct Aligned([u8; 100]);
 
-    let Ok(cache) = KmemCache::<Aligned>::new(c"rust_slab_bulk_single", CacheFlags::NO_MERGE)
+    let Ok(cache) = OwnedCache::<Aligned>::new(c"rust_slab_bulk_single", CacheFlags::NO_MERGE)
     else {
         check!(false);
         return;
@@ -166,7 +166,7 @@ pub(crate) fn single_alloc_free() {
 
 /// Bulk allocation and bulk free at every size from 1 to the capacity.
 pub(crate) fn bulk_every_size() {
-    let Ok(cache) = KmemCache::<Obj256>::new(c"rust_slab_bulk_sizes", CacheFlags::NO_MERGE) else {
+    let Ok(cache) = OwnedCache::<Obj256>::new(c"rust_slab_bulk_sizes", CacheFlags::NO_MERGE) else {
         check!(false);
         return;
     };
@@ -208,7 +208,7 @@ pub(crate) fn bulk_every_size() {
 /// the objects initialised and read back and freed with the [`super::SlotObjs`]; an empty array
 /// is `EINVAL` and allocates nothing.
 pub(crate) fn bulk_in_every_size() {
-    let Ok(cache) = KmemCache::<Obj256>::new(c"rust_slab_bulk_in", CacheFlags::NO_MERGE) else {
+    let Ok(cache) = OwnedCache::<Obj256>::new(c"rust_slab_bulk_in", CacheFlags::NO_MERGE) else {
         check!(false);
         return;
     };
@@ -239,7 +239,7 @@ pub(crate) fn bulk_in_every_size() {
 
 /// Sizes outside `1..=room` are `EINVAL` and change nothing.
 pub(crate) fn bulk_size_errors() {
-    let Ok(cache) = KmemCache::<u64>::new(c"rust_slab_bulk_einval", CacheFlags::NO_MERGE) else {
+    let Ok(cache) = OwnedCache::<u64>::new(c"rust_slab_bulk_einval", CacheFlags::NO_MERGE) else {
         check!(false);
         return;
     };
@@ -258,7 +258,7 @@ pub(crate) fn bulk_size_errors() {
 /// Every path that ends an object's life drops its `T` exactly once and frees it.
 pub(crate) fn every_drop_path() {
     let drops = AtomicUsize::new(0);
-    let Ok(cache) = KmemCache::<Counted<'_>>::new(c"rust_slab_bulk_drops", CacheFlags::NO_MERGE)
+    let Ok(cache) = OwnedCache::<Counted<'_>>::new(c"rust_slab_bulk_drops", CacheFlags::NO_MERGE)
     else {
         check!(false);
         return;
@@ -334,8 +334,8 @@ pub(crate) fn every_drop_path() {
 /// Objects go back to their own cache only; `push` hands back what does not fit.
 pub(crate) fn foreign_objects() {
     let (Ok(a), Ok(b)) = (
-        KmemCache::<u64>::new(c"rust_slab_bulk_a", CacheFlags::NO_MERGE),
-        KmemCache::<u64>::new(c"rust_slab_bulk_b", CacheFlags::NO_MERGE),
+        OwnedCache::<u64>::new(c"rust_slab_bulk_a", CacheFlags::NO_MERGE),
+        OwnedCache::<u64>::new(c"rust_slab_bulk_b", CacheFlags::NO_MERGE),
     ) else {
         check!(false);
         return;
@@ -377,7 +377,7 @@ pub(crate) fn large_alignment() {
     #[repr(align(8192))]
     struct TwoPages([u8; 8192]);
 
-    let Ok(cache) = KmemCache::<TwoPages>::new(c"rust_slab_bulk_align", CacheFlags::NO_MERGE)
+    let Ok(cache) = OwnedCache::<TwoPages>::new(c"rust_slab_bulk_align", CacheFlags::NO_MERGE)
     else {
         check!(false);
         return;
@@ -417,11 +417,12 @@ fn zeroed(obj: &MaybeUninit<Bytes>) -> bool {
 pub(crate) fn zeroed_allocations() {
     /// The objects dirtied and freed before each zeroed allocation, and allocated zeroed.
     const N: usize = 16;
-    let Ok(cache) = KmemCache::<Bytes>::new(c"rust_slab_bulk_zero", CacheFlags::NO_MERGE) else {
+    let Ok(cache) = OwnedCache::<Bytes>::new(c"rust_slab_bulk_zero", CacheFlags::NO_MERGE) else {
         check!(false);
         return;
     };
-    let dirty = |cache: &KmemCache<Bytes>| match cache.alloc_bulk_with::<N>(GFP_KERNEL, |_| DIRTY) {
+    let dirty = |cache: &OwnedCache<Bytes>| match cache.alloc_bulk_with::<N>(GFP_KERNEL, |_| DIRTY)
+    {
         Ok(batch) => check!(batch.iter().all(|obj| *obj == DIRTY)),
         Err(_) => check!(false),
     };
@@ -480,7 +481,7 @@ pub(crate) fn zeroed_allocations() {
 /// always one) give an object; an id C does not take is refused with `EINVAL`, nothing
 /// allocated.
 pub(crate) fn node_allocations() {
-    let Ok(cache) = KmemCache::<u64>::new(c"rust_slab_bulk_node", CacheFlags::NO_MERGE) else {
+    let Ok(cache) = OwnedCache::<u64>::new(c"rust_slab_bulk_node", CacheFlags::NO_MERGE) else {
         check!(false);
         return;
     };
@@ -648,7 +649,7 @@ pub(crate) fn static_cache_rules() {
     }
     let (Ok(reg), Ok(other)) = (
         Values::register(),
-        KmemCache::<u64>::new(c"rust_slab_bulk_static_other", CacheFlags::NO_MERGE),
+        OwnedCache::<u64>::new(c"rust_slab_bulk_static_other", CacheFlags::NO_MERGE),
     ) else {
         check!(false);
         return;
@@ -697,17 +698,17 @@ pub(crate) fn cache_size_boundaries() {
     #[repr(align(8388608))]
     struct AlignedTwiceMax(u8);
 
-    check!(KmemCache::<u8>::new(c"rust_slab_bulk_size1", CacheFlags::NO_MERGE).is_ok());
-    check!(KmemCache::<()>::new(c"rust_slab_bulk_size0", CacheFlags::NONE).err() == Some(EINVAL));
+    check!(OwnedCache::<u8>::new(c"rust_slab_bulk_size1", CacheFlags::NO_MERGE).is_ok());
+    check!(OwnedCache::<()>::new(c"rust_slab_bulk_size0", CacheFlags::NONE).err() == Some(EINVAL));
     let near = |r: Result<(), crate::error::Error>| r != Err(EINVAL);
     check!(near(
-        KmemCache::<JustUnder>::new(c"rust_slab_bulk_under_max", CacheFlags::NO_MERGE).map(drop)
+        OwnedCache::<JustUnder>::new(c"rust_slab_bulk_under_max", CacheFlags::NO_MERGE).map(drop)
     ));
     check!(near(
-        KmemCache::<Largest>::new(c"rust_slab_bulk_max", CacheFlags::NO_MERGE).map(drop)
+        OwnedCache::<Largest>::new(c"rust_slab_bulk_max", CacheFlags::NO_MERGE).map(drop)
     ));
     check!(
-        KmemCache::<TooLarge>::new(c"rust_slab_bulk_over_max", CacheFlags::NONE).err()
+        OwnedCache::<TooLarge>::new(c"rust_slab_bulk_over_max", CacheFlags::NONE).err()
             == Some(EINVAL)
     );
     if MAX != 1 << 22 {
@@ -716,10 +717,10 @@ pub(crate) fn cache_size_boundaries() {
     }
     check!(mem::size_of::<AlignedMax>() == MAX && mem::size_of::<AlignedTwiceMax>() == 2 * MAX);
     check!(near(
-        KmemCache::<AlignedMax>::new(c"rust_slab_bulk_align_max", CacheFlags::NO_MERGE).map(drop)
+        OwnedCache::<AlignedMax>::new(c"rust_slab_bulk_align_max", CacheFlags::NO_MERGE).map(drop)
     ));
     check!(
-        KmemCache::<AlignedTwiceMax>::new(c"rust_slab_bulk_align_over", CacheFlags::NONE).err()
+        OwnedCache::<AlignedTwiceMax>::new(c"rust_slab_bulk_align_over", CacheFlags::NONE).err()
             == Some(EINVAL)
     );
 }
@@ -1033,7 +1034,7 @@ fn bulk<T, const N: usize>(
 #[cfg(all(CONFIG_FAILSLAB, CONFIG_FAIL_PAGE_ALLOC))]
 fn page_faults_armed() -> bool {
     let _marked = MakeItFail::new();
-    match KmemCache::<Big>::new(c"rust_slab_bulk_probe", CacheFlags::NO_MERGE) {
+    match OwnedCache::<Big>::new(c"rust_slab_bulk_probe", CacheFlags::NO_MERGE) {
         Ok(cache) => cache.alloc_uninit(GFP_NOWAIT).is_err(),
         Err(_) => false,
     }
@@ -1063,7 +1064,7 @@ pub(crate) fn bulk_fault_nth() {
     for _ in 0..SWEEPS {
         let mut past_end = 0;
         for nth in 1..=2_500 {
-            let Ok(cache) = KmemCache::<u64>::new(c"rust_slab_bulk_nth", CacheFlags::NO_MERGE)
+            let Ok(cache) = OwnedCache::<u64>::new(c"rust_slab_bulk_nth", CacheFlags::NO_MERGE)
             else {
                 check!(false);
                 return;
@@ -1131,7 +1132,7 @@ pub(crate) fn bulk_fault_every_point() {
             let mut failures = 0;
             for nth in 1.. {
                 let Ok(cache) =
-                    KmemCache::<Big>::new(c"rust_slab_bulk_point", CacheFlags::NO_MERGE)
+                    OwnedCache::<Big>::new(c"rust_slab_bulk_point", CacheFlags::NO_MERGE)
                 else {
                     check!(false);
                     return;
@@ -1191,7 +1192,7 @@ pub(crate) fn bulk_fault_every_point() {
 #[cfg(all(CONFIG_FAILSLAB, CONFIG_FAIL_PAGE_ALLOC))]
 pub(crate) fn bulk_fault_positions() {
     let armed = page_faults_armed();
-    let per_slab = match KmemCache::<Mid>::new(c"rust_slab_bulk_pos", CacheFlags::NO_MERGE) {
+    let per_slab = match OwnedCache::<Mid>::new(c"rust_slab_bulk_pos", CacheFlags::NO_MERGE) {
         Ok(cache) => {
             let obj = cache.alloc_uninit(GFP_KERNEL);
             check!(obj.is_ok());
@@ -1202,7 +1203,7 @@ pub(crate) fn bulk_fault_positions() {
     check!(per_slab > 1 && per_slab <= 64);
     let mut positions = 0;
     for k in 0..per_slab.min(64) {
-        let Ok(cache) = KmemCache::<Mid>::new(c"rust_slab_bulk_pos", CacheFlags::NO_MERGE) else {
+        let Ok(cache) = OwnedCache::<Mid>::new(c"rust_slab_bulk_pos", CacheFlags::NO_MERGE) else {
             check!(false);
             return;
         };

@@ -47,9 +47,9 @@ pub type ObjSlot<T> = MaybeUninit<NonNull<T>>;
 /// # use kernel::prelude::*;
 /// use core::mem::MaybeUninit;
 /// use kernel::alloc::flags::GFP_KERNEL;
-/// use kernel::slab_bulk::{CacheFlags, KmemCache};
+/// use kernel::slab_bulk::{CacheFlags, OwnedCache};
 ///
-/// let cache = KmemCache::<[u64; 4]>::new(c"doc_slice", CacheFlags::NO_MERGE)?;
+/// let cache = OwnedCache::<[u64; 4]>::new(c"doc_slice", CacheFlags::NO_MERGE)?;
 /// // The array the bulk calls fill and empty, reused round after round.
 /// let mut slots = [MaybeUninit::uninit(); 16];
 /// for round in 0..3u64 {

@@ -77,9 +77,9 @@ use core::sync::atomic::{AtomicBool, AtomicPtr, AtomicU64, AtomicU8, Ordering};
 pub unsafe trait StaticCache: 'static {
     /// The type of the objects.
     type Item;
-    /// The cache's name (see [`KmemCache::new`] for what is accepted).
+    /// The cache's name (see [`OwnedCache::new`] for what is accepted).
     ///
-    /// [`KmemCache::new`]: super::KmemCache::new
+    /// [`OwnedCache::new`]: super::OwnedCache::new
     const NAME: &'static CStr;
     /// The cache's flags.
     const FLAGS: CacheFlags;
@@ -370,12 +370,12 @@ unsafe impl<C: StaticCache> Sync for CacheRegistration<C> {}
 impl<C: StaticCache> CacheRegistration<C> {
     /// Creates `C`'s cache, named [`StaticCache::NAME`], with [`StaticCache::FLAGS`].
     ///
-    /// Errors as [`KmemCache::new`] (`EINVAL`, `ENOMEM`; the cell can then be registered
+    /// Errors as [`OwnedCache::new`] (`EINVAL`, `ENOMEM`; the cell can then be registered
     /// again), and `EBUSY` if `C` has been registered before in this boot, also if that
     /// registration was dropped: objects that outlived it would otherwise go back to the new
     /// cache.
     ///
-    /// [`KmemCache::new`]: super::KmemCache::new
+    /// [`OwnedCache::new`]: super::OwnedCache::new
     pub fn new() -> Result<Self> {
         let cell = C::cell();
         if cell
