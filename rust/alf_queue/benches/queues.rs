@@ -21,8 +21,9 @@
 //! Queues: ours (`alf_mpmc`, `alf_spsc`: batches filled with `Batch::fill_from` and moved with
 //! the bulk/burst API; `alf_spsc_with`: the SPSC handles' in-place `enqueue_bulk_with` and
 //! `dequeue_*_with`, no batch; `alf_spsc_chunks`: the handles' `write_chunk` filled with
-//! `WriteChunk::fill_with` and `read_chunk*` read as slices, as rtrb is driven; `_single`: one
-//! element per call), crossbeam-queue
+//! `WriteChunk::fill_with` and `read_chunk*` read as slices, as rtrb is driven; `alf_stamp`, in
+//! `1p1c` only: `StampQueue`, one element per call on both sides, driven as the MPMC peers are;
+//! `_single`: one element per call), crossbeam-queue
 //! `ArrayQueue` and concurrent-queue `ConcurrentQueue::bounded` (one element per call, there
 //! is no bulk API), rtrb (chunks: `write_chunk_uninit`, written through its slices by the
 //! loop of our `fill_with`, its fastest way in; `fill_from_iter`, which checks the iterator at
@@ -566,6 +567,12 @@ fn arrayqueue_push(q: &ArrayQueue<usize>, x: usize) -> Result<(), usize> {
 fn arrayqueue_pop(q: &ArrayQueue<usize>) -> Option<usize> {
     q.pop()
 }
+fn stamp_push(q: &StampQueue<usize, CAP>, x: usize) -> Result<(), usize> {
+    q.enqueue(x)
+}
+fn stamp_pop(q: &StampQueue<usize, CAP>) -> Option<usize> {
+    q.dequeue()
+}
 fn concurrent_push(q: &ConcurrentQueue<usize>, x: usize) -> Result<(), usize> {
     q.push(x).map_err(|e| e.into_inner())
 }
@@ -615,6 +622,11 @@ fn run_arrayqueue(k: usize, pc: (u64, u64), iters: u64) -> Duration {
         pc,
         iters,
     )
+}
+
+/// Ours, `StampQueue`: one element per call on both sides, as the peers below.
+fn run_stamp(k: usize, pc: (u64, u64), iters: u64) -> Duration {
+    run_one_by_one(StampQueue::new, stamp_push, stamp_pop, k, pc, iters)
 }
 
 fn run_concurrent(k: usize, pc: (u64, u64), iters: u64) -> Duration {
@@ -760,11 +772,12 @@ fn run_ringbuf(k: usize, _pc: (u64, u64), iters: u64) -> Duration {
 }
 
 /// Every queue of the one-producer one-consumer runs, in the order they are measured.
-const ONE_P_ONE_C: [Run; 8] = [
+const ONE_P_ONE_C: [Run; 9] = [
     ("alf_spsc", run_alf_spsc),
     ("alf_spsc_with", run_alf_spsc_with),
     ("alf_spsc_chunks", run_alf_spsc_chunks),
     MPMC_RUNS[0],
+    ("alf_stamp", run_stamp),
     MPMC_RUNS[1],
     MPMC_RUNS[2],
     ("rtrb_chunks", run_rtrb),

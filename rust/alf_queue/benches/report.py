@@ -135,7 +135,7 @@ def row(label, sizes, cell):
 OURS = {
     "spsc": {"alf_spsc": "b", "alf_spsc_with": "w", "alf_spsc_chunks": "c",
              "alf_spsc_single": "s"},
-    "mpmc": {"alf_mpmc": "b", "alf_mpmc_single": "s", "alf_stamp_single": "t"},
+    "mpmc": {"alf_mpmc": "b", "alf_mpmc_single": "s", "alf_stamp": "t", "alf_stamp_single": "t"},
 }
 SPSC_PEERS = ("rtrb_chunks", "ringbuf_slices")
 MPMC_PEERS = ("crossbeam_arrayqueue", "concurrent_queue")
