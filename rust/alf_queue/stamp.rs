@@ -426,6 +426,7 @@ impl<T, const N: usize> StampQueue<T, N> {
             } else {
                 // Another producer has taken index `tail` already: read the tail again.
                 spin_loop();
+                // I2: Relaxed, as I0.
                 tail = self.tail.load(Ordering::Relaxed);
             }
         }
@@ -479,6 +480,7 @@ impl<T, const N: usize> StampQueue<T, N> {
             } else {
                 // Another consumer has taken index `head` already: read the head again.
                 spin_loop();
+                // I2: Relaxed, as I0.
                 head = self.head.load(Ordering::Relaxed);
             }
         }
