@@ -83,12 +83,12 @@ in_root() {
 OVERLAY_DIRS=(rust/kernel/slab_bulk rust/kernel/qmempool rust/alf_queue drivers/net/ixgbe_bulk_shim drivers/net/fwdnic samples/rust)
 
 # overlay_files: the files of OVERLAY_DIRS (paths from the project's top, one a line), without
-# Cargo's build outputs and lock files.
+# Cargo's build outputs and lock files or Python's bytecode (the alf_queue scripts leave some).
 overlay_files() {
 	local d
 	for d in "${OVERLAY_DIRS[@]}"; do
 		[ -d "$PROJECT/$d" ] || continue
-		(cd "$PROJECT" && find "$d" -type f ! -path '*/target/*' ! -name Cargo.lock)
+		(cd "$PROJECT" && find "$d" -type f ! -path '*/target/*' ! -path '*/__pycache__/*' ! -name Cargo.lock)
 	done
 }
 
