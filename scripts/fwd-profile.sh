@@ -17,9 +17,9 @@
 # FWD_PACKETS (default 2000000) frames are forwarded; FWD_PROFILE_TOP (25) functions listed.
 # FWD_PROFILE_IRQOFF=1 records the call chain of each of those rt_sigprocmask calls (the UML
 # kernel has frame pointers) and lists, per frame forwarded, the kernel functions that disabled
-# or enabled interrupts: the first caller outside UML's own interrupt-flag code, and its caller.  Every call is
-# recorded (perf ignores a sample period for this tracepoint), some 300 bytes each, so this
-# mode forwards 200000 frames unless FWD_PACKETS says otherwise.
+# or enabled interrupts: the first caller outside UML's own interrupt-flag code, and its caller.
+# Every call is recorded (perf ignores a sample period for this tracepoint), some 300 bytes
+# each, so this mode forwards 200000 frames unless FWD_PACKETS says otherwise.
 # The perf data stays in $CACHE_DIR/run/fwd-profile-VERSION-KIND-COND-PATH.data.
 # shellcheck source=lib.sh
 . "$(dirname "$0")/lib.sh"
@@ -27,8 +27,8 @@ use_kernel "${1:?usage: fwd-profile.sh VERSION KIND COND [PATH]}"
 kind=${2:?usage: fwd-profile.sh VERSION KIND COND [PATH]}
 cond=${3:?usage: fwd-profile.sh VERSION KIND COND [PATH]}
 arm=${4:-napi}
-packets=${FWD_PACKETS:-2000000}
-if [ "${FWD_PROFILE_IRQOFF:-0}" = 1 ]; then packets=${FWD_PACKETS:-200000}; fi
+irqoff=${FWD_PROFILE_IRQOFF:-0}
+if [ "$irqoff" = 1 ]; then packets=${FWD_PACKETS:-200000}; else packets=${FWD_PACKETS:-2000000}; fi
 top=${FWD_PROFILE_TOP:-25}
 command -v perf >/dev/null || die "fwd-profile.sh needs the host's perf (linux-perf)"
 [ -x "$BUILD/$kind/linux" ] || die "no $kind kernel for $KVER: run make bench (or scripts/kernel.sh $KVER $kind)"
@@ -77,7 +77,7 @@ while kill -0 "$uml" 2>/dev/null; do
 	if [ -z "$counter" ] && grep -q 'rfl_fwd: setup' "$logf" 2>/dev/null; then
 		for p in $(pgrep -x linux); do
 			grep -q "rfl_plan=$G_CACHE/run/plan-$KVER-$kind.sh" "/proc/$p/cmdline" 2>/dev/null || continue
-			if [ "${FWD_PROFILE_IRQOFF:-0}" = 1 ]; then
+			if [ "$irqoff" = 1 ]; then
 				perf record -q -g -e syscalls:sys_enter_rt_sigprocmask -p "$p" -o "$data.irqoff" &
 			else
 				perf stat -x, -e syscalls:sys_enter_rt_sigprocmask -p "$p" -o "$data.sigprocmask" &
@@ -106,7 +106,7 @@ frames=$(sed -n 's/.*rfl_fwd: run .* forwarded=\([0-9]*\) .*/\1/p' "$logf" | awk
 calls=$(awk -F, '/sys_enter_rt_sigprocmask/ { print $1 }' "$data.sigprocmask" 2>/dev/null || true)
 [ -z "$calls" ] || echo "rt_sigprocmask calls of the UML kernel: $calls, $(awk -v c="$calls" -v f="$frames" \
 	'BEGIN { printf "%.2f", c / f }') per frame forwarded (warm-up included: $frames frames)"
-if [ "${FWD_PROFILE_IRQOFF:-0}" = 1 ] && [ -f "$data.irqoff" ]; then
+if [ "$irqoff" = 1 ] && [ -f "$data.irqoff" ]; then
 	# The frames UML's interrupt-flag code itself adds (libc's wrapper, the signal mask, the
 	# irq-flag helpers) are skipped; the next one is the caller that turned interrupts off or on.
 	echo "== rt_sigprocmask calls per frame forwarded, by the kernel function that made them"
