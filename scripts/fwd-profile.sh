@@ -16,10 +16,12 @@
 #   PATH   the arm: shim, napi (default), napi-nodefer, any, slab-bulk
 # FWD_PACKETS (default 2000000) frames are forwarded; FWD_PROFILE_TOP (25) functions listed.
 # FWD_PROFILE_IRQOFF=1 records the call chain of each of those rt_sigprocmask calls (the UML
-# kernel has frame pointers) and lists, per frame forwarded, the kernel functions that disabled
-# or enabled interrupts: the first caller outside UML's own interrupt-flag code, and its caller.
-# Every call is recorded (perf ignores a sample period for this tracepoint), some 300 bytes
-# each, so this mode forwards 200000 frames unless FWD_PACKETS says otherwise.
+# kernel has frame pointers) and lists the kernel functions that disabled or enabled
+# interrupts (the first caller outside UML's own interrupt-flag code, and its caller), each
+# with its share of the calls recorded.  Shares, not calls per frame: the recording starts once
+# the plan has set up and misses however much of the run went by before perf attached.  Every
+# call is recorded, some 300 bytes each, so this mode forwards 200000 frames unless
+# FWD_PACKETS says otherwise.
 # The perf data stays in $CACHE_DIR/run/fwd-profile-VERSION-KIND-COND-PATH.data.
 # shellcheck source=lib.sh
 . "$(dirname "$0")/lib.sh"
@@ -109,15 +111,16 @@ calls=$(awk -F, '/sys_enter_rt_sigprocmask/ { print $1 }' "$data.sigprocmask" 2>
 if [ "$irqoff" = 1 ] && [ -f "$data.irqoff" ]; then
 	# The frames UML's interrupt-flag code itself adds (libc's wrapper, the signal mask, the
 	# irq-flag helpers) are skipped; the next one is the caller that turned interrupts off or on.
-	echo "== rt_sigprocmask calls per frame forwarded, by the kernel function that made them"
-	perf script -i "$data.irqoff" --symfs "$symfs" -F ip,sym,dso 2>/dev/null | awk -v f="$frames" '
+	echo "== rt_sigprocmask calls recorded, percent by the kernel function that made them"
+	perf script -i "$data.irqoff" --symfs "$symfs" -F ip,sym,dso 2>/dev/null | awk '
 		function skip(s) { return s ~ /^(\[unknown\] \(.*libc[^\/]*\)|sigprocmask|__sigprocmask|pthread_sigmask|__pthread_sigmask|__local_ipi_set|os_local_ipi_(en|dis)able|(__)?(un)?block_signals(_trace)?|um_set_signals(_trace)?|arch_local_irq_.*|_raw_spin_(un)?lock_irq.*|raw_local_irq_.*)$/ }
-		NF == 0 { if (n) { c[who]++; n = 0 }; who = ""; k = 0; next }
+		NF == 0 { if (n) { c[who]++; all++; n = 0 }; who = ""; k = 0; next }
 		$NF ~ /kernel\.kallsyms/ { next }
 		{ n++; s = $2; for (i = 3; i < NF; i++) s = s " " $i; sub(/\+0x[0-9a-f]+$/, "", s)
 		  if (s == "[unknown]") s = s " " $NF
 		  if (k < 2 && (k || !skip(s))) { who = k ? who " < " s : s; k++ } }
-		END { if (n) c[who]++; for (w in c) printf "%8.3f  %s\n", c[w] / f, (w == "" ? "(no caller found)" : w) }' |
+		END { if (n) { c[who]++; all++ }
+		      for (w in c) printf "%6.2f %%  %s\n", 100 * c[w] / all, (w == "" ? "(no caller found)" : w) }' |
 		sort -rn | head -"$top"
 fi
 pids=${pids# }
