@@ -117,6 +117,11 @@ series_diffs() {
 	for p; do sed -n '/^diff --git /,$p' "$p"; done
 }
 
+# series_paths PATCH...: the files the patches touch (both names of a rename), one a line.
+series_paths() {
+	sed -n 's|^diff --git a/\([^ ]*\) b/\([^ ]*\)$|\1\n\2|p' "$@" | sort -u
+}
+
 # use_kernel VERSION: point TREE and BUILD (host paths) and G_TREE and G_BUILD (the same, as
 # the commands run by krun see them) at that kernel's tree and build directories.
 use_kernel() {

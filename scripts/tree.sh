@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # Make the tree of one kernel: linux-source-<version> + the patch series patches/<version>/
 # (applied in order) + the project's directories copied in.  Nothing of the project is edited
-# in the tree by hand; the tree is thrown away and re-extracted whenever a patch's diff changes
-# (a reworded commit message alone leaves the tree as it is).
-# Overlay files are copied only when their content differs, so an unchanged file keeps its
-# mtime and the kernel build stays incremental.
+# in the tree by hand.  When a patch's diff changes (a reworded commit message alone changes
+# nothing), a fresh tree is made from the tarball and the series, and only the files that the
+# old or the new series touches are brought over from it into the existing tree, where they
+# differ; the same holds for overlay files.  Every other file keeps its mtime, so the kernel
+# builds stay incremental: kbuild recompiles what depends on the files that changed.
 # usage: tree.sh VERSION      (6.12 or 7.3)
 # shellcheck source=lib.sh
 . "$(dirname "$0")/lib.sh"
@@ -36,17 +37,42 @@ if [ -n "${KDIR:-}" ]; then
 else
 	tarball=$ROOT/usr/src/linux-source-$KVER.tar.xz
 	[ -f "$tarball" ] || die "no linux-source-$KVER in the toolchain root: run 'make toolchain'"
-	want=$( (sha256sum <"$tarball" | cut -c1-16; series_diffs "${series[@]}") | sha256sum | cut -c1-16)
+	source_stamp=$(sha256sum <"$tarball" | cut -c1-16)
+	want=$( (echo "$source_stamp"; series_diffs "${series[@]}") | sha256sum | cut -c1-16)
 	if [ "$(cat "$TREE/.project-stamp" 2>/dev/null)" != "$want" ]; then
-		log "extracting linux-source-$KVER into $TREE"
-		rm -rf "$TREE" "$TREE.tmp"
+		log "extracting linux-source-$KVER"
+		rm -rf "$TREE.tmp"
 		mkdir -p "$TREE.tmp"
 		tar -xJf "$tarball" -C "$TREE.tmp" --strip-components=1
 		log "applying patches/$KVER (${#series[@]} patches)"
 		apply_series "$TREE.tmp"
 		find "$TREE.tmp" -name '*.orig' -delete
+		series_paths "${series[@]}" >"$TREE.tmp/.project-patched"
+		echo "$source_stamp" >"$TREE.tmp/.project-source"
 		echo "$want" >"$TREE.tmp/.project-stamp"
-		mv "$TREE.tmp" "$TREE"
+		if [ -f "$TREE/.project-patched" ] &&
+			[ "$(cat "$TREE/.project-source" 2>/dev/null)" = "$source_stamp" ]; then
+			# Same source, another series: only the files either series touches can differ.
+			sort -u "$TREE/.project-patched" "$TREE.tmp/.project-patched" >"$TREE.tmp/.project-union"
+			cp "$TREE.tmp/.project-union" "$TREE/.project-patched"
+			n=0
+			while read -r f; do
+				if [ ! -e "$TREE.tmp/$f" ]; then
+					[ ! -e "$TREE/$f" ] || { rm -f "$TREE/$f"; n=$((n + 1)); }
+				elif ! cmp -s "$TREE.tmp/$f" "$TREE/$f"; then
+					mkdir -p "$(dirname "$TREE/$f")"
+					cp "$TREE.tmp/$f" "$TREE/$f"
+					n=$((n + 1))
+				fi
+			done <"$TREE.tmp/.project-union"
+			log "patches/$KVER changed: $n file(s) of $TREE updated, the rest kept"
+			cp "$TREE.tmp/.project-patched" "$TREE.tmp/.project-source" "$TREE/"
+			cp "$TREE.tmp/.project-stamp" "$TREE/"
+			rm -rf "$TREE.tmp"
+		else
+			rm -rf "$TREE"
+			mv "$TREE.tmp" "$TREE"
+		fi
 	fi
 fi
 
