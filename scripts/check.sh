@@ -6,7 +6,7 @@
 #   - rustdoc: cargo doc on the userspace workspace and the kernel's 'make rustdoc', without a
 #     warning in the project's docs;
 #   - checkpatch.pl --strict on each kernel's patch series (patches/<version>/) and on the
-#     samples' C files;
+#     project's C files (the samples', the helpers', the shim's header);
 #   - shellcheck (Debian's) on every script, and on every guest plan as the host assembles it
 #     from scripts/guest/ (the fragments that share functions and variables, in one file).
 # The kernel gates run on each kernel of KERNELS.
@@ -80,8 +80,9 @@ for k in $KERNELS; do
 	gate "$KVER checkpatch.pl --strict patches/$KVER" krun perl "$G_TREE/scripts/checkpatch.pl" \
 		--no-tree --strict "${series[@]}"
 done
-for f in "$PROJECT"/samples/rust/*.[ch]; do
-	gate "checkpatch.pl samples/rust/${f##*/}" krun perl "$G_TREE/scripts/checkpatch.pl" \
-		--no-tree --strict --file "$G_PROJECT/samples/rust/${f##*/}"
+for f in "$PROJECT"/samples/rust/*.[ch] "$PROJECT"/rust/helpers/*.c "$PROJECT"/include/net/*.h; do
+	f=${f#"$PROJECT"/}
+	gate "checkpatch.pl $f" krun perl "$G_TREE/scripts/checkpatch.pl" \
+		--no-tree --strict --file "$G_PROJECT/$f"
 done
 exit $fail

@@ -79,8 +79,11 @@ in_root() {
 }
 
 # The project's directories that belong at the same paths in the kernel tree: scripts/tree.sh
-# copies them in, scripts/series.sh puts their files into the patches that add them.
-OVERLAY_DIRS=(rust/kernel/slab_bulk rust/kernel/qmempool rust/alf_queue drivers/net/ixgbe_bulk_shim drivers/net/fwdnic samples/rust)
+# copies them in, scripts/series.sh puts their files into the patches that add them.  Each holds
+# only the project's own files (rust/helpers/ the C helpers the project adds, include/net/ the
+# shim's header), never a copy of a file the kernel has.
+OVERLAY_DIRS=(rust/kernel/slab_bulk rust/kernel/qmempool rust/alf_queue rust/helpers include/net
+	drivers/net/ixgbe_bulk_shim drivers/net/fwdnic samples/rust)
 
 # overlay_files: the files of OVERLAY_DIRS (paths from the project's top, one a line), without
 # Cargo's build outputs and lock files or Python's bytecode (the alf_queue scripts leave some).

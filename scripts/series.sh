@@ -33,11 +33,11 @@ use_kernel "$ver"
 # kernel V only).  Every file of the overlay matches PROJECT_ONLY or exactly one patch's line
 # (checked).  PROJECT_ONLY: the userspace harness, which the kernel build does not read.
 SERIES_FILES=(
-	"rust-add-kernel-slab_bulk-and-kernel-alf_queue rust/kernel/slab_bulk/* rust/alf_queue/*.rs"
+	"rust-add-kernel-slab_bulk-and-kernel-alf_queue rust/kernel/slab_bulk/* rust/alf_queue/*.rs rust/helpers/slab_bulk.c rust/helpers/preempt.c"
 	"samples-rust-add-slab-bulk-and-alf_queue-samples samples/rust/bench_common.rs samples/rust/bench_placement.rs samples/rust/rust_slab_bulk_* samples/rust/rust_alf_queue_*"
-	"rust-add-kernel-qmempool rust/kernel/qmempool/*"
+	"rust-add-kernel-qmempool rust/kernel/qmempool/* rust/helpers/qmempool.c rust/helpers/bottom_half.c"
 	"samples-rust-add-a-qmempool-benchmark samples/rust/rust_qmempool_bench.rs samples/rust/rust_qmempool_leak.rs samples/rust/rust_qmempool_bench_c.[ch] 7.3:samples/rust/rust_qmempool_bench_sheaf.c"
-	"net-add-ixgbe_bulk_shim-bulk-free-of-completed-TX-sk drivers/net/ixgbe_bulk_shim/*"
+	"net-add-ixgbe_bulk_shim-bulk-free-of-completed-TX-sk drivers/net/ixgbe_bulk_shim/* include/net/ixgbe_bulk_shim.h"
 	"samples-rust-add-a-benchmark-of-freeing-skbs samples/rust/rust_skb_free_bench*"
 	"net-add-fwdnic-a-software-NIC-pair-for-forwarding-be drivers/net/fwdnic/*"
 )
