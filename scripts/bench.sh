@@ -38,6 +38,11 @@
 #   BENCH_FWD            1 (default) runs the forwarding benchmark, 0 leaves it out, "only"
 #                        runs nothing else (the kernels' comparison is then left out, and
 #                        results/ gets the forwarding tables only)
+#   BENCH_NOINLINE       1 boots, where um-bench inlines Rust's C helpers
+#                        (CONFIG_RUST_INLINE_HELPERS, 7.3), a second kernel without them
+#                        (um-bench-noinline) with the slab_bulk, qmempool and skb_free modules,
+#                        into results/<bench>-uml-noinline-<version>: what the option changes,
+#                        in one run; 0 (default) leaves it out
 # shellcheck source=lib.sh
 . "$(dirname "$0")/lib.sh"
 # shellcheck source=bench-params.sh
@@ -49,6 +54,7 @@ FWD_RUNS=${FWD_RUNS:-5}
 FWD_STATS_RUNS=${FWD_STATS_RUNS:-2}
 BENCH_FWD=${BENCH_FWD:-1}
 BENCH_BOOTS=${BENCH_BOOTS:-3}
+BENCH_NOINLINE=${BENCH_NOINLINE:-0}
 SLAB_BULK_ARGS=${SLAB_BULK_ARGS:-}
 SLAB_BULK_QEMU_ARGS=${SLAB_BULK_QEMU_ARGS:-objs=65536 runs=5 stack_sweep=0}
 ALF_QUEUE_ARGS=${ALF_QUEUE_ARGS:-}
@@ -97,6 +103,7 @@ if check_range FWD_PACKETS 1000000 100000000 && check_range FWD_ROUNDS 1 64; the
 fi
 check_range FWD_RUNS 3 99 || true
 check_range FWD_STATS_RUNS 1 99 || true
+check_range BENCH_NOINLINE 0 1 || true
 [ "$BENCH_FWD" = only ] || check_range BENCH_FWD 0 1 || refused[-1]+=', or only'
 for k in $KERNELS; do
 	[ -d "$PROJECT/patches/$k" ] ||
@@ -354,6 +361,15 @@ bench_kernel() {
 			uml_bench um-bench uml "$cpu" \
 				"$host_cpu (UML), pinned to host CPU $cpu${probes:+ (probes:$probes)}" \
 				rust_slab_bulk_bench rust_alf_queue_bench rust_qmempool_bench rust_skb_free_bench
+			# The same modules without inlined C helpers, where um-bench has them.
+			if [ "$BENCH_NOINLINE" = 1 ] &&
+				grep -qx CONFIG_RUST_INLINE_HELPERS=y "$BUILD/um-bench/.config"; then
+				build_kernel um-bench-noinline
+				log "$KVER: benchmarks in UML without inlined C helpers"
+				uml_bench um-bench-noinline uml-noinline "$cpu" \
+					"$host_cpu (UML), pinned to host CPU $cpu${probes:+ (probes:$probes)}" \
+					rust_slab_bulk_bench rust_qmempool_bench rust_skb_free_bench
+			fi
 			[ "$BENCH_FWD" = 0 ] || fwd_kernel "$cpu"
 			# Where UML has SMP (7.x), alf_queue again on two virtual CPUs: C's cmpxchg()
 			# keeps its LOCK prefix there, so MPMC is compared like for like at native speed.

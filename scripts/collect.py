@@ -24,7 +24,7 @@ medians of the boots, the copies of the code and the sets of data differ.
 A run that cannot be timed (a timed run shorter than MIN_RUN_NS, or whose TSC rate strays from
 the others') fails the whole collection with the parameters to raise, and writes nothing.
 
-usage: collect.py LOG... --where uml|uml-smp|qemu --kernel VERSION --config KERNEL/.config --out DIR
+usage: collect.py LOG... --where uml|uml-smp|uml-noinline|qemu --kernel VERSION --config KERNEL/.config --out DIR
        collect.py --compare DIR     (the kernels side by side: DIR/slab_bulk-kernels.md)
 """
 
@@ -62,6 +62,11 @@ STACK_OFF = 1.10
 MIN_RUN_NS = 1_000_000
 INIT = re.compile(r"rfl_guest: init up: (?P<release>\S+)")
 CPU = re.compile(r"rfl_guest: cpu (?P<cpu>.+?)\s*$")
+
+# Under every table of the kernel without inlined C helpers.
+NOINLINE_NOTE = ("Without CONFIG_RUST_INLINE_HELPERS (um-bench-noinline): every call of Rust into "
+                 "a C helper (rust_helper_*) is an out-of-line call. The uml table of the same "
+                 "kernel version, from the same make bench, has them inlined.")
 
 # What the alf_queue table's ptr_ring column measures, wherever it runs.
 PTR_RING_NOTE = ("ptr_ring has no bulk produce: n ptr_ring_produce() + one "
@@ -374,8 +379,12 @@ def table(bench, records, ratios, order):
         "the runs of the ratio within each run",
         "",
     ]
-    if note := layout.get("notes", {}).get(env["where"]):
+    # The kernel without inlined helpers is UML as "uml" is: the same notes.
+    notes = layout.get("notes", {})
+    if note := notes.get(env["where"], notes.get("uml") if env["where"] == "uml-noinline" else None):
         out += [note, ""]
+    if env["where"] == "uml-noinline":
+        out += [NOINLINE_NOTE, ""]
     head = ["bulk"] + [f"{v} cycles" for v in variants] + [f"{v} ns" for v in variants]
     head += [t for _, _, t in layout["ratios"]]
     out.append("| " + " | ".join(head) + " |")
@@ -511,7 +520,7 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("log", nargs="*", help="the console log of each boot")
     ap.add_argument("--compare", metavar="DIR", help="compare the kernels' tables in DIR")
-    ap.add_argument("--where", choices=["uml", "uml-smp", "qemu"])
+    ap.add_argument("--where", choices=["uml", "uml-smp", "uml-noinline", "qemu"])
     ap.add_argument("--kernel", help="the kernel series (6.12, 7.3), part of the file names")
     ap.add_argument("--config", help="the kernel's .config")
     ap.add_argument("--out")

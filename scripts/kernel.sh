@@ -7,17 +7,20 @@
 #   um-bench  UML defconfig + configs/um-bench.config (-O2, no debug options): every figure.
 #   um-bench-smp  um-bench + configs/um-bench-smp.config (2 CPUs; kernels whose UML has SMP).
 #   um-stats, um-stats-smp  um-bench and um-bench-smp + configs/um-stats.config (SLUB's event
-#             counters, for the forwarding benchmark's slab counts; never timed).  Their first
-#             build starts from a copy of the kernel they extend, so that only what the
-#             counters touch is compiled again.
+#             counters, for the forwarding benchmark's slab counts; never timed).
+#   um-bench-noinline  um-bench + configs/um-noinline.config: Rust's calls into the kernel's C
+#             helpers out of line, for make bench's comparison where um-bench inlines them
+#             (CONFIG_RUST_INLINE_HELPERS, docs/kernels.md).
+#             These three start their first build from a copy of the kernel they extend, so
+#             that only what their options touch is compiled again.
 #   x86-smp   x86_64 tinyconfig + configs/x86-smp.config: bzImage and modules for QEMU.
 # The .config is regenerated only when its inputs change, so a changed .rs file rebuilds
 # incrementally.
 # usage: kernel.sh VERSION KIND
 # shellcheck source=lib.sh
 . "$(dirname "$0")/lib.sh"
-use_kernel "${1:?usage: kernel.sh VERSION um-test|um-bench|um-bench-smp|um-stats|um-stats-smp|x86-smp}"
-kind=${2:?usage: kernel.sh VERSION um-test|um-bench|um-bench-smp|um-stats|um-stats-smp|x86-smp}
+use_kernel "${1:?usage: kernel.sh VERSION um-test|um-bench|um-bench-smp|um-stats|um-stats-smp|um-bench-noinline|x86-smp}"
+kind=${2:?usage: kernel.sh VERSION um-test|um-bench|um-bench-smp|um-stats|um-stats-smp|um-bench-noinline|x86-smp}
 out=$G_BUILD/$kind
 mkdir -p "$BUILD/$kind"
 # A shared lock on the tree: scripts/tree.sh (exclusive) cannot change it under a build.
@@ -27,21 +30,28 @@ jobs=$(nproc)
 
 case $kind in
 um-test) fragment=configs/kunit.config ;;
-um-bench | um-bench-smp | um-stats | um-stats-smp) arch=um base=defconfig fragment=configs/um-bench.config targets="linux modules" ;;
+um-bench | um-bench-smp | um-stats | um-stats-smp | um-bench-noinline) arch=um base=defconfig fragment=configs/um-bench.config targets="linux modules" ;;
 x86-smp) arch=x86_64 base=tinyconfig fragment=configs/x86-smp.config targets="bzImage modules" ;;
 *) die "unknown kernel kind '$kind'" ;;
 esac
 fragments=("$fragment")
+# What only this kernel version has comes next, so that a kind's own fragment below overrides it.
+[ ! -f "$PROJECT/configs/$KVER/${fragment#configs/}" ] || fragments+=("configs/$KVER/${fragment#configs/}")
 case $kind in *-smp) [ "$kind" = x86-smp ] || fragments+=(configs/um-bench-smp.config) ;; esac
 case $kind in um-stats*) fragments+=(configs/um-stats.config) ;; esac
-# A stats kernel's first build starts from the kernel it extends (same tree, same compiler).
-seed=${kind/um-stats/um-bench}
+case $kind in um-bench-noinline) fragments+=(configs/um-noinline.config) ;; esac
+# A kernel that extends another starts its first build from a copy of it (same tree, same
+# compiler).
+case $kind in
+um-stats*) seed=${kind/um-stats/um-bench} ;;
+um-bench-noinline) seed=um-bench ;;
+*) seed=$kind ;;
+esac
 if [ "$seed" != "$kind" ] && [ ! -f "$BUILD/$kind/.config" ] && [ -f "$BUILD/$seed/.config" ]; then
 	log "$KVER $kind: starting from a copy of $seed"
 	cp -a "$BUILD/$seed/." "$BUILD/$kind/"
 	rm -f "$BUILD/$kind/.config-stamp"
 fi
-[ ! -f "$PROJECT/configs/$KVER/${fragment#configs/}" ] || fragments+=("configs/$KVER/${fragment#configs/}")
 
 if [ "$kind" = um-test ]; then
 	krun sh -c "cd $G_TREE && python3 tools/testing/kunit/kunit.py build \

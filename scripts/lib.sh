@@ -36,18 +36,21 @@ host_cpu_id() {
 
 # missing_options CONFIG FRAGMENT...: the lines of the fragments (paths from the project's top)
 # that CONFIG does not have as asked (an option set to n must be absent): a dropped option is a
-# broken dependency, which would silently test or measure the wrong kernel.
+# broken dependency, which would silently test or measure the wrong kernel.  Where fragments
+# set an option twice, the later one counts, as for merge_config.sh.
 missing_options() {
 	local config=$1
 	shift
-	(cd "$PROJECT" && cat "$@") | grep -E '^CONFIG_' | while read -r line; do
-		opt=${line%%=*} val=${line#*=}
-		if [ "$val" = n ]; then
-			grep -qE "^$opt=" "$config" && echo "$line"
-		else
-			grep -qxF "$line" "$config" || echo "$line"
-		fi
-	done || true
+	(cd "$PROJECT" && cat "$@") | grep -E '^CONFIG_' |
+		awk -F= '!($1 in v) { k[++n] = $1 } { v[$1] = $0 } END { for (i = 1; i <= n; i++) print v[k[i]] }' |
+		while read -r line; do
+			opt=${line%%=*} val=${line#*=}
+			if [ "$val" = n ]; then
+				grep -qE "^$opt=" "$config" && echo "$line"
+			else
+				grep -qxF "$line" "$config" || echo "$line"
+			fi
+		done || true
 }
 
 log() { printf '[%s] %s\n' "$(date +%H:%M:%S)" "$*" >&2; }

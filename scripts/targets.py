@@ -14,7 +14,8 @@ a failure of make bench.  The targets (docs/benchmarks.md says where each comes 
   MPMC at most 1.05 where both sides pay LOCK (two CPUs, uml-smp; on uniprocessor UML C's
   cmpxchg() has no LOCK while Rust's atomics keep it, so that cell is not like for like); a
   bulk of one no dearer than one single operation (slice/single at k = 1 at most 1.00);
-- qmempool with a bottom-half guard per call / the C qmempool: at most 1.10;
+- qmempool with a bottom-half guard per call / the C qmempool: at most 1.10 (uml-noinline, the
+  kernel without inlined C helpers, for comparison);
 - forwarding (fwd): the targets that collect_fwd.py wrote into its results: every paired
   difference resolved to under 5 ns, or 2 % of the per-packet cost where that is larger;
   at least 2 Mpps on one CPU; the shim cheaper than napi_consume_skb() in `cross` on 7.x,
@@ -82,7 +83,7 @@ def main():
     d = sys.argv[1]
     lines = []
     for name in sorted(os.listdir(d)):
-        m = re.fullmatch(r"(?P<bench>[a-z_]+)-(?P<where>uml|uml-smp)-(?P<k>[\d.]+)\.json", name)
+        m = re.fullmatch(r"(?P<bench>[a-z_]+)-(?P<where>uml|uml-smp|uml-noinline)-(?P<k>[\d.]+)\.json", name)
         if not m:
             continue
         with open(os.path.join(d, name)) as f:
@@ -97,7 +98,7 @@ def main():
     print("Targets of this run (host CPU as each result records it):")
     for k, where, cpu, name, met, detail in lines:
         state = "met" if met else "n/a" if met is None else "MISSED"
-        print(f"  {k:5} {where:8} {state:6} {name}: {detail}")
+        print(f"  {k:5} {where:12} {state:6} {name}: {detail}")
     missed = [x for x in lines if x[4] is False]
     hosts = sorted({x[2] for x in lines})
     print(f"{len(lines) - len(missed)} of {len(lines)} targets met"

@@ -35,7 +35,7 @@ use std::sync::Mutex;
 pub use crate::cpu::{
     free_percpu, in_serving_softirq, irqs_disabled, local_bh_disable, local_bh_enable,
     next_possible_cpu, num_online_cpus, pcpu_alloc_noprof, per_cpu_ptr, qmempool_bh_enter,
-    qmempool_bh_exit, raw_smp_processor_id, this_cpu_ptr,
+    qmempool_bh_exit, qmempool_bh_exit_irqs_off, raw_smp_processor_id, this_cpu_ptr,
 };
 
 pub type gfp_t = c_uint;

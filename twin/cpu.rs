@@ -152,16 +152,24 @@ pub unsafe fn qmempool_bh_enter() -> c_int {
     }
 }
 
-/// The kernel helper that ends a guard that disabled bottom halves.
-pub unsafe fn qmempool_bh_exit() {
+/// The kernel helper that ends a guard that disabled bottom halves where IRQs are enabled
+/// (true); false, with nothing done, where they are disabled.
+pub unsafe fn qmempool_bh_exit() -> bool {
     // SAFETY: As above.
     unsafe {
         if irqs_disabled() {
-            _local_bh_enable();
-        } else {
-            local_bh_enable();
+            return false;
         }
+        local_bh_enable();
     }
+    true
+}
+
+/// The kernel helper that ends such a guard with IRQs disabled: bottom halves enabled without
+/// running softirqs (in the kernel, those raised meanwhile go to `ksoftirqd`).
+pub unsafe fn qmempool_bh_exit_irqs_off() {
+    // SAFETY: As above.
+    unsafe { _local_bh_enable() };
 }
 
 /// Runs `f` on CPU `cpu` (task context), then moves back.

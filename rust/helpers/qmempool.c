@@ -28,21 +28,32 @@ __rust_helper int rust_helper_qmempool_bh_enter(void)
 }
 
 /*
- * Exit, for a guard that disabled bottom halves.  A guard may end inside a
- * section that disabled IRQs after it began, where local_bh_enable() must not
- * run softirqs: _local_bh_enable() re-enables bottom halves without running
- * them.  What was raised meanwhile is then handed to ksoftirqd, as
- * raise_softirq_irqoff() does outside interrupt context, rather than left
- * for the next interrupt's exit, which on an idle CPU may be far off.
+ * Exit, for a guard that disabled bottom halves: local_bh_enable(), and true.
+ * A guard may end inside a section that disabled IRQs after it began, where
+ * local_bh_enable() must not run softirqs: then false, and the caller goes on
+ * with rust_helper_qmempool_bh_exit_irqs_off() from built-in code.  With
+ * CONFIG_RUST_INLINE_HELPERS a helper is inlined into the module that calls
+ * it, and what that one calls (irq_stat on UML, raise_softirq_irqoff()) is not
+ * exported to modules.
  */
-__rust_helper void rust_helper_qmempool_bh_exit(void)
+__rust_helper bool rust_helper_qmempool_bh_exit(void)
+{
+	if (unlikely(irqs_disabled()))
+		return false;
+	local_bh_enable();
+	return true;
+}
+
+/*
+ * _local_bh_enable() re-enables bottom halves without running softirqs.  What
+ * was raised meanwhile is then handed to ksoftirqd, as raise_softirq_irqoff()
+ * does outside interrupt context, rather than left for the next interrupt's
+ * exit, which on an idle CPU may be far off.  IRQs disabled.
+ */
+__rust_helper void rust_helper_qmempool_bh_exit_irqs_off(void)
 {
 	u32 pending;
 
-	if (likely(!irqs_disabled())) {
-		local_bh_enable();
-		return;
-	}
 	_local_bh_enable();
 	pending = local_softirq_pending();
 	if (pending)

@@ -65,8 +65,26 @@ pub(super) unsafe fn bh_enter() -> BhEnter {
 #[inline(always)]
 pub(super) unsafe fn bh_exit() {
     // SAFETY: Bottom halves were disabled by this task (the caller's guarantee) and are
-    // re-enabled once; the helper picks the call that the current IRQ state allows.
-    unsafe { bindings::qmempool_bh_exit() };
+    // re-enabled once: by the helper where IRQs are enabled, or else by `bh_exit_irqs_off`.
+    if !unsafe { bindings::qmempool_bh_exit() } {
+        // SAFETY: As above; IRQs are disabled, which the helper found.
+        unsafe { bh_exit_irqs_off() };
+    }
+}
+
+/// [`bh_exit`] with IRQs disabled (`rust_helper_qmempool_bh_exit_irqs_off`): `_local_bh_enable()`
+/// and the softirqs raised meanwhile handed to `ksoftirqd`. Out of line, so that it stays in the
+/// built-in `kernel` crate: with `CONFIG_RUST_INLINE_HELPERS` the helper is inlined into its
+/// caller, and what it uses is not exported to modules.
+///
+/// # Safety
+///
+/// As for [`bh_exit`], with IRQs disabled.
+#[cold]
+#[inline(never)]
+pub(super) unsafe fn bh_exit_irqs_off() {
+    // SAFETY: The caller's guarantee.
+    unsafe { bindings::qmempool_bh_exit_irqs_off() };
 }
 
 /// The CPU the caller runs on (`raw_smp_processor_id()`): the answer stays true while the caller
@@ -191,8 +209,10 @@ mod kernel_only {
     /// The module whose code `code` is in, or null for built-in code
     /// (`__module_text_address()`, under the RCU read lock it needs).
     ///
-    /// The pointer is only compared, never used: the module may go at any time.
-    #[inline(always)]
+    /// The pointer is only compared, never used: the module may go at any time. Out of line, so
+    /// that it stays in the built-in `kernel` crate: with `CONFIG_RUST_INLINE_HELPERS` the helper
+    /// is inlined into its caller, and `__module_text_address()` is not exported to modules.
+    #[inline(never)]
     pub(in super::super) fn code_module(code: *const c_void) -> *mut module {
         // SAFETY: The helper only looks the address up.
         unsafe { bindings::qmempool_code_module(code) }
@@ -446,6 +466,9 @@ mod kernel_only {
     /// # Safety
     ///
     /// `work` was initialised by [`init_work`] and is valid; process context.
+    ///
+    /// Called by the KUnit suite only (through `Hooks::shrink`).
+    #[cfg_attr(not(CONFIG_RUST_QMEMPOOL_KUNIT_TEST), allow(dead_code))]
     #[inline(always)]
     pub(in super::super) unsafe fn flush_work(work: *mut work_struct) -> bool {
         // SAFETY: The caller's guarantee.
