@@ -125,6 +125,7 @@ LAYOUT = {
         "ratios": [
             ("pool", "c_qmempool", "pool ours/C (BH per call)"),
             ("pool_bh", "c_qmempool_bh", "pool ours/C (BH for the run)"),
+            ("pool_batch", "c_qmempool", "pool BH per 16 calls/C BH per call"),
             ("objpool", "pool", "objpool/pool (BH per call)"),
             ("objpool", "pool_bh", "objpool/pool (BH for the run)"),
             ("cache_single", "pool", "cache single/pool (BH per call)"),
@@ -136,7 +137,8 @@ LAYOUT = {
         "notes": {
             "uml": "pool and c_qmempool disable bottom halves per call (the C original's "
             "qmempool_alloc()/qmempool_free() outside softirq), pool_bh and c_qmempool_bh once "
-            "for the whole timed loop (the cost of the pool itself, as in softirq); "
+            "for the whole timed loop (the cost of the pool itself, as in softirq), pool_batch "
+            "once per 16 calls (allocations and frees together, across rounds); "
             "cache_single is kmem_cache_alloc/free, cache_bulk one bulk alloc and one bulk free "
             "of the n outstanding objects; objpool is the kernel's lib/objpool.c (objpool_pop, "
             "objpool_push, IRQs saved and restored in each: in UML, calls into its signal emulation), "

@@ -14,6 +14,9 @@
 //!   original's `qmempool_alloc()`/`qmempool_free()` outside softirq);
 //! - `pool_bh`: [`QMemPool::alloc_uninit_in`] and [`QMemPool::free_in`] under one [`BhGuard`] for
 //!   the whole run: the cost of the pool itself, as in softirq context;
+//! - `pool_batch`: the same calls under a [`BhGuard`] made for every [`GUARD_BATCH`] of them
+//!   (allocations and frees counted together, across rounds): process context that decides
+//!   its context once per batch, as a driver handling its objects in batches would;
 //! - `c_qmempool`, `c_qmempool_bh`: the same two ways through the C reference (in
 //!   `rust_qmempool_bench_c.c`, timed loop included): the C original's algorithm, same queue
 //!   sizes and bulk, on the same cache;
@@ -67,6 +70,9 @@ bench::sample_module! {
 /// The most objects outstanding.
 const MAX_OUT: usize = 256;
 
+/// The calls (allocations and frees) `pool_batch` makes under one guard.
+const GUARD_BATCH: usize = 16;
+
 /// The object: 256 bytes, like the C original's skbs.
 type Object = [u8; 256];
 type Raw = MaybeUninit<Object>;
@@ -94,6 +100,7 @@ bench::variants! {
     enum Variant {
         Pool => "pool",
         PoolBh => "pool_bh",
+        PoolBatch => "pool_batch",
         CQmempool => "c_qmempool",
         CQmempoolBh => "c_qmempool_bh",
         Objpool => "objpool",
@@ -299,6 +306,44 @@ fn pool_bh<'p>(pool: &'p Pool<'_>, objs: &mut [Option<PoolObj<'p>>], loops: usiz
     )
 }
 
+/// `pool_batch`: a guard for every [`GUARD_BATCH`] calls, ended and made anew in between (so
+/// that bottom halves raised meanwhile run there, as `local_bh_enable()` lets them).
+#[inline(never)]
+fn pool_batch<'p>(pool: &'p Pool<'_>, objs: &mut [Option<PoolObj<'p>>], loops: usize) -> usize {
+    let mut guard = BhGuard::new();
+    let mut calls = 0;
+    // After each call: the guard ended and made anew every `GUARD_BATCH` calls.
+    let mut next = |guard: &mut Option<BhGuard>| {
+        calls += 1;
+        if calls == GUARD_BATCH {
+            calls = 0;
+            *guard = None;
+            *guard = BhGuard::new();
+        }
+    };
+    let mut done = 0;
+    for _ in 0..loops {
+        for slot in objs.iter_mut() {
+            let Some(g) = guard.as_ref() else {
+                return done;
+            };
+            // Every slot is `None` here (the loop below takes them all): nothing to drop.
+            mem::forget(mem::replace(slot, pool.alloc_uninit_in(g, GFP_ATOMIC).ok()));
+            next(&mut guard);
+        }
+        for slot in objs.iter_mut() {
+            // An object left without a guard (none could be made) is dropped with its own.
+            let (Some(obj), Some(g)) = (slot.take(), guard.as_ref()) else {
+                return done;
+            };
+            pool.free_in(g, obj);
+            next(&mut guard);
+        }
+        done += objs.len();
+    }
+    done
+}
+
 /// `cache_single` and `sheaf_single`.
 #[inline(never)]
 fn single<'c>(cache: &'c Cache<Object>, objs: &mut [Option<Obj<'c, Raw>>], loops: usize) -> usize {
@@ -394,19 +439,18 @@ impl Setting {
         let cache = &*self.cache;
         let mut done = 0;
         let r = match variant {
-            Variant::Pool | Variant::PoolBh => {
+            Variant::Pool | Variant::PoolBh | Variant::PoolBatch => {
                 let p = Pool::new(self.cache.uninit())?;
                 let mut objs = KVec::<Option<PoolObj<'_>>>::with_capacity(n, GFP_KERNEL)?;
                 for _ in 0..n {
                     objs.push(None, GFP_KERNEL)?;
                 }
                 bench::pause();
-                let bh = matches!(variant, Variant::PoolBh);
                 bench::time((n * loops) as u64, || {
-                    done = if bh {
-                        pool_bh(&p, &mut objs, loops)
-                    } else {
-                        pool(&p, &mut objs, loops)
+                    done = match variant {
+                        Variant::PoolBh => pool_bh(&p, &mut objs, loops),
+                        Variant::PoolBatch => pool_batch(&p, &mut objs, loops),
+                        _ => pool(&p, &mut objs, loops),
                     };
                 })
             }
