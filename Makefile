@@ -3,14 +3,15 @@
 #   make bench   provision, build, boot, benchmark, print the tables (the main job)
 #   make test    every test, kernel and userspace; ends with "N passed, N failed"
 #
-# Both run on every kernel of KERNELS ("6.12 7.3" by default; KERNELS=7.3 for one).  Everything
-# large (the Debian 13 toolchain root, the kernel trees, the builds) lives in CACHE_DIR, outside
-# the checkout.  With KDIR=<a Rust-enabled 6.12 or 7.3 tree> (and LLVM= as for the kernel's
-# make), your own tree and toolchain are used and nothing is provisioned.
+# Both run on every kernel of KERNELS (by default each linux-source that scripts/pins.sh pins:
+# 6.12 and 7.3; KERNELS=7.3 for one).  Everything large (the Debian 13 toolchain root, the
+# kernel trees, the builds) lives in CACHE_DIR, outside the checkout.  With KDIR=<a
+# Rust-enabled 6.12 or 7.3 tree> (and LLVM= as for the kernel's make), your own tree and
+# toolchain are used and nothing is provisioned.
 
 SHELL := /bin/bash
 CACHE_DIR ?= $(or $(XDG_CACHE_HOME),$(HOME)/.cache)/rfl-bulk
-KERNELS ?= 6.12 7.3
+KERNELS ?= $(shell bash -c '. scripts/lib.sh && echo $$ALL_KERNELS')
 export CACHE_DIR KDIR LLVM KERNELS
 
 .PHONY: help toolchain tree kernel test bench bench-userspace miri fuzz check series series-check clean distclean

@@ -10,16 +10,18 @@ PROJECT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 CACHE_DIR=${CACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/rfl-bulk}
 ROOT=$CACHE_DIR/root                 # Debian 13 toolchain root
 
-# The kernels the project builds, each from linux-source-<version> of the root and the patch
-# series patches/<version>/.  KERNELS= selects some of them (make test KERNELS=7.3).
-ALL_KERNELS="6.12 7.3"
-KERNELS=${KERNELS:-$ALL_KERNELS}
-
 # Pinned Debian 13 (trixie) packages: the toolchain is defined by this list.
 DEBIAN_MIRROR=${DEBIAN_MIRROR:-http://deb.debian.org/debian}
 DEBIAN_SUITE=trixie
 # shellcheck source=scripts/pins.sh
 . "$PROJECT/scripts/pins.sh"
+
+# The kernels the project builds: each linux-source-<version> that scripts/pins.sh pins, with
+# its patch series patches/<version>/ (docs/kernels.md, "Adding a kernel version").  KERNELS=
+# selects some of them (make test KERNELS=7.3).
+ALL_KERNELS=$(printf '%s\n' "${ROOT_PACKAGES[@]}" | sed -n 's/^linux-source-\([0-9.]*\)=.*/\1/p' |
+	sort -V | paste -sd' ')
+KERNELS=${KERNELS:-$ALL_KERNELS}
 
 # host_cpu_id: the host CPU, precisely enough to tell hosts apart: vendor, family, model,
 # stepping, microcode, the model name, and the flags that change how the measured code runs

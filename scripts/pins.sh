@@ -11,6 +11,7 @@ ROOT_PACKAGES=(
 	rustfmt=1.85.1+dfsg1-1+deb13u1 rust-clippy=1.85.1+dfsg1-1+deb13u1
 	bindgen=0.71.1-6
 	clang=1:19.0-63 lld=1:19.0-63 llvm=1:19.0-63 libclang-dev=1:19.0-63
+	# The kernels: each linux-source pinned here is one the project builds (scripts/lib.sh).
 	linux-source-6.12=6.12.107-1
 	linux-source-7.3=7.3.4-1~bpo13+1
 	qemu-system-x86=1:10.0.13+ds-0+deb13u1

@@ -363,11 +363,33 @@ on_kernel() {
 	mkdir -p "$klogs"
 }
 
+# feature_cfgs: the kernel feature cfgs rustc got for the kernel crate in this kernel's build
+# are those that scripts/kernel-features.sh gives its version, each is one the top Cargo.toml
+# lists, and each lower-case cfg the Rust sources ask for is one that kernel_features.mk gives
+# some version (a misspelt or unknown cfg would be silently false).
+feature_cfgs() {
+	local got want all asked unknown=
+	got=$(grep -o -- '--cfg [a-z][a-z0-9_]*' "$BUILD/um-test/rust/.kernel.o.cmd" | cut -d' ' -f2 | sort -u)
+	want=$("$PROJECT/scripts/kernel-features.sh" "$KVER" | sort -u)
+	all=$("$PROJECT/scripts/kernel-features.sh" 999.0 | sort -u)
+	asked=$(cd "$PROJECT" && overlay_files | grep '\.rs$' | xargs grep -ho 'cfg!\?(\(not(\|all(\|any(\)*[a-z][a-z0-9_]*' |
+		grep -o '[a-z][a-z0-9_]*$' | grep -vxE 'not|all|any|loom|miri|test|doc|debug_assertions|feature|target_[a-z_]*' | sort -u)
+	for c in $all; do grep -q "'cfg($c)'" "$PROJECT/Cargo.toml" || unknown="$unknown $c (not in Cargo.toml)"; done
+	for c in $asked; do grep -qx "$c" <<<"$all" || unknown="$unknown $c (asked, given by no version)"; done
+	if [ "$got" = "$want" ] && [ -z "$unknown" ]; then
+		count "kernel feature cfgs: $(wc -w <<<"$want") for $KVER, as kernel-features.sh gives" 1 0
+	else
+		echo "  the build: $(paste -sd' ' <<<"$got"); kernel-features.sh $KVER: $(paste -sd' ' <<<"$want");$unknown" >&2
+		count "kernel feature cfgs of the build as kernel-features.sh gives, all known" 0 1
+	fi
+}
+
 # Steps 2 and 3, on UML.
 kernel_uml_tests() {
 	step "kernel tree" wait_lane "$KVER-tree" || return 0
 
 	if step "build um-test" wait_lane "$KVER-um-test"; then
+		feature_cfgs
 		log "KUnit on UML (kunit.py)"
 		krun sh -c "cd $G_TREE && python3 tools/testing/kunit/kunit.py exec --arch=um \
 			--build_dir=$G_BUILD/um-test --json=$G_klogs/kunit.json" >"$klogs/kunit.log" 2>&1 || true

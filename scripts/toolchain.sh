@@ -87,18 +87,19 @@ ROOT=$tmp in_root /bin/sh -c '
   set the new version in scripts/pins.sh"
 log "installed: $(grep -cv '^$' "$tmp/.packages") packages, listed in $ROOT/.packages"
 
-log "verifying: linux-source-6.12 and the kernel's own check (make rustavailable)"
-ls "$tmp"/usr/src/linux-source-6.12.tar.xz >/dev/null || die "linux-source-6.12 tarball missing"
 # scripts/rust_is_available.sh is what 'make rustavailable' runs; it needs only its own files.
-ROOT=$tmp in_root sh -c '
-	d=$(mktemp -d)
-	tar -xJf /usr/src/linux-source-6.12.tar.xz -C "$d" --strip-components=1 --wildcards \
-		"linux-source-6.12/scripts/rust_is_available*" linux-source-6.12/scripts/min-tool-version.sh \
-		linux-source-6.12/scripts/cc-version.sh
-	RUSTC=rustc BINDGEN=bindgen CC=clang sh "$d/scripts/rust_is_available.sh" && echo "Rust is available!"
-	rc=$?
-	rm -rf "$d"
-	exit $rc' || die "the toolchain root fails the kernel's rust_is_available.sh (see above)"
+for k in $ALL_KERNELS; do
+	log "verifying: linux-source-$k and the kernel's own check (make rustavailable)"
+	ls "$tmp/usr/src/linux-source-$k.tar.xz" >/dev/null || die "linux-source-$k tarball missing"
+	ROOT=$tmp in_root sh -c '
+		d=$(mktemp -d) s=linux-source-$1
+		tar -xJf /usr/src/$s.tar.xz -C "$d" --strip-components=1 --wildcards \
+			"$s/scripts/rust_is_available*" "$s/scripts/min-tool-version.sh" "$s/scripts/cc-version.sh"
+		RUSTC=rustc BINDGEN=bindgen CC=clang sh "$d/scripts/rust_is_available.sh" && echo "Rust is available!"
+		rc=$?
+		rm -rf "$d"
+		exit $rc' sh "$k" || die "the toolchain root fails linux-source-$k's rust_is_available.sh (see above)"
+done
 
 echo "$want" >"$tmp/.complete"
 safe_rm "$ROOT"

@@ -67,7 +67,7 @@ pub mod flags {
     pub const __GFP_ZERO: Flags = Flags(bindings::__GFP_ZERO);
 }
 
-/// The kernel's `Allocator` trait, as 6.12 has it (7.x adds a NUMA node argument to `alloc`
+/// The kernel's `Allocator` trait, as 6.12 has it (6.18 adds a NUMA node argument to `alloc`
 /// and `realloc` and a `MIN_ALIGN` constant; the shared code implements both, by `cfg`).
 ///
 /// # Safety

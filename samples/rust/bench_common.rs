@@ -39,10 +39,10 @@
 use kernel::bindings;
 
 /// `module!` for the project's samples: its author field is `author: "..."` in 6.12 and
-/// `authors: ["..."]` from 6.13 on.
+/// `authors: ["..."]` from 6.15 on (`module_authors`).
 macro_rules! sample_module {
     (type: $type:tt, name: $name:tt, description: $description:tt $(,)?) => {
-        #[cfg(not(kernel_ge_7_0))]
+        #[cfg(not(module_authors))]
         ::kernel::prelude::module! {
             type: $type,
             name: $name,
@@ -50,7 +50,7 @@ macro_rules! sample_module {
             description: $description,
             license: "GPL",
         }
-        #[cfg(kernel_ge_7_0)]
+        #[cfg(module_authors)]
         ::kernel::prelude::module! {
             type: $type,
             name: $name,
@@ -187,7 +187,7 @@ pub(crate) use sweep;
 ///     /// The ways to allocate and free.
 ///     enum Variant {
 ///         RawSingle => "raw_single",
-///         #[cfg(kernel_ge_7_0)]
+///         #[cfg(slab_sheaf_api)]
 ///         SheafSingle => "sheaf_single",
 ///     }
 /// }

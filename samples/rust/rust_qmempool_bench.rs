@@ -28,10 +28,10 @@
 //!   `kmem_cache_free`);
 //! - `cache_bulk`: [`ObjArray::alloc`] and [`ObjArray::free`] of `n` objects (one
 //!   `kmem_cache_alloc_bulk` and one `kmem_cache_free_bulk`);
-//! - `sheaf_single` (7.x only): as `cache_single`, on a cache created with
+//! - `sheaf_single` (6.18 on): as `cache_single`, on a cache created with
 //!   `kmem_cache_args.sheaf_capacity` equal to the pool's local queue size (32): SLUB's own
 //!   per-CPU arrays, sized like the pool's;
-//! - `sheaf_prefill` (7.x only): on that cache, SLUB's prefilled-sheaf API: each round refills a
+//! - `sheaf_prefill` (6.18 on): on that cache, SLUB's prefilled-sheaf API: each round refills a
 //!   sheaf of its own to hold `n` objects (`kmem_cache_refill_sheaf`), takes them from it
 //!   (`kmem_cache_alloc_from_sheaf`) and frees them (`kmem_cache_free`). The API is not
 //!   exported to modules, so this loop is C built into the kernel with the benchmark
@@ -106,9 +106,9 @@ bench::variants! {
         Objpool => "objpool",
         CacheSingle => "cache_single",
         CacheBulk => "cache_bulk",
-        #[cfg(kernel_ge_7_0)]
+        #[cfg(slab_sheaf_api)]
         SheafSingle => "sheaf_single",
-        #[cfg(kernel_ge_7_0)]
+        #[cfg(slab_sheaf_api)]
         SheafPrefill => "sheaf_prefill",
     }
 }
@@ -136,7 +136,7 @@ extern "C" {
         loops: c_ulong,
     ) -> c_ulong;
     fn rust_qmempool_bench_objpool_free(head: *mut c_void);
-    #[cfg(kernel_ge_7_0)]
+    #[cfg(slab_sheaf_api)]
     fn rust_qmempool_bench_sheaf_run(
         s: *mut bindings::kmem_cache,
         objs: *mut *mut c_void,
@@ -212,15 +212,15 @@ impl Drop for ObjPool {
     }
 }
 
-/// A cache created with `sheaf_capacity` (7.x), destroyed on drop.
+/// A cache created with `sheaf_capacity` (6.18 on), destroyed on drop.
 ///
 /// # Invariants
 ///
 /// `ptr` is a live cache for `Object`s, destroyed only on drop.
-#[cfg(kernel_ge_7_0)]
+#[cfg(slab_sheaf_api)]
 struct SheafCache(*mut bindings::kmem_cache);
 
-#[cfg(kernel_ge_7_0)]
+#[cfg(slab_sheaf_api)]
 impl SheafCache {
     fn new(capacity: u32) -> Result<Self> {
         let mut args = bindings::kmem_cache_args {
@@ -251,7 +251,7 @@ impl SheafCache {
     }
 }
 
-#[cfg(kernel_ge_7_0)]
+#[cfg(slab_sheaf_api)]
 impl Drop for SheafCache {
     fn drop(&mut self) {
         // SAFETY: Destroyed once, here; the borrows of `cache()` have ended.
@@ -371,8 +371,8 @@ fn c_args(objs: &mut [*mut c_void], loops: usize) -> (*mut *mut c_void, c_int, c
     (objs.as_mut_ptr(), objs.len() as c_int, loops as c_ulong)
 }
 
-/// `sheaf_prefill` (7.x).
-#[cfg(kernel_ge_7_0)]
+/// `sheaf_prefill` (6.18 on).
+#[cfg(slab_sheaf_api)]
 #[inline(never)]
 fn sheaf_prefill(cache: &SheafCache, objs: &mut [*mut c_void], loops: usize) -> usize {
     let (objs, n, loops) = c_args(objs, loops);
@@ -428,7 +428,7 @@ fn time_single(
 /// Everything the timed loops work on.
 struct Setting {
     cache: OwnedCache<Object>,
-    #[cfg(kernel_ge_7_0)]
+    #[cfg(slab_sheaf_api)]
     sheaf: SheafCache,
     raw: KBox<[*mut c_void; MAX_OUT]>,
 }
@@ -469,7 +469,7 @@ impl Setting {
                 bench::pause();
                 bench::time((n * loops) as u64, || done = objpool(&mut p, objs, loops))
             }
-            #[cfg(kernel_ge_7_0)]
+            #[cfg(slab_sheaf_api)]
             Variant::SheafPrefill => {
                 let objs = &mut self.raw[..n];
                 bench::pause();
@@ -485,7 +485,7 @@ impl Setting {
                 bench::time((n * loops) as u64, || done = bulk(batch, n, loops))
             }
             Variant::CacheSingle => time_single(cache, n, loops, &mut done)?,
-            #[cfg(kernel_ge_7_0)]
+            #[cfg(slab_sheaf_api)]
             Variant::SheafSingle => time_single(self.sheaf.cache(), n, loops, &mut done)?,
         };
         if done != n * loops {
@@ -510,7 +510,7 @@ impl kernel::Module for QMemPoolBench {
         let flags = CacheFlags::HWCACHE_ALIGN | CacheFlags::NO_MERGE;
         let mut s = Setting {
             cache: OwnedCache::new(c"rust_qmempool_bench", flags)?,
-            #[cfg(kernel_ge_7_0)]
+            #[cfg(slab_sheaf_api)]
             sheaf: SheafCache::new(LOCAL_DEFAULT as u32)?,
             raw: KBox::new([ptr::null_mut(); MAX_OUT], GFP_KERNEL)?,
         };

@@ -37,12 +37,12 @@
 //! # The self-check
 //!
 //! With `check=1`, every variant frees batches of 1, 31, 32, 33, 64 and 256 skbs, many times
-//! over, and the shim also with a NAPI budget of 0 (netpoll's case, in process context). Each
-//! skb carries a destructor that counts it: every skb must be released exactly once. Then the
-//! number of `skbuff_head_cache` objects in use (with `CONFIG_SLUB_DEBUG`) must be back to what
-//! it was before, give or take the heads the per-CPU NAPI skb caches may keep (64 per CPU in
-//! 6.12, 128 in 7.x); the check frees tens of thousands of skbs, so a head lost per batch would
-//! show. One line per case and one verdict:
+//! over, and the shim also with a NAPI budget of 0 (netpoll's case, in process context). Each skb
+//! carries a destructor that counts it: every skb must be released exactly once. Then the number of
+//! `skbuff_head_cache` objects in use (with `CONFIG_SLUB_DEBUG`) must be back to what it was
+//! before, give or take the heads the per-CPU NAPI skb caches may keep (64 per CPU before 6.19, 128
+//! from 6.19 on); the check frees tens of thousands of skbs, so a head lost per batch would show.
+//! One line per case and one verdict:
 //!
 //! ```text
 //! rfl_test: skb_free shim_b64 n=33 PASS skbs=6600 released=6600
@@ -82,7 +82,7 @@ const MAX_BULK: usize = 256;
 const BUDGET: c_int = 64;
 
 /// The heads one CPU's NAPI skb cache may hold (`NAPI_SKB_CACHE_SIZE` in `net/core/skbuff.c`).
-const NAPI_SKB_CACHE_SIZE: usize = if cfg!(kernel_ge_7_0) { 128 } else { 64 };
+const NAPI_SKB_CACHE_SIZE: usize = if cfg!(napi_skb_cache_128) { 128 } else { 64 };
 
 /// The largest skb data length `size` takes: the largest IP packet.
 const MAX_SIZE: usize = 65535;

@@ -161,16 +161,18 @@ struct SlabBulkBench {
 }
 
 /// Whether `kmem_cache_alloc_bulk` allocated what it was asked for, from what it returns: the
-/// number of objects (`int`) up to 6.x, a `bool` from 7.0 on; all or nothing either way.
-#[cfg(kernel_ge_7_0)]
+/// number of objects (`int`) before 7.2, a `bool` from 7.2 on (`slab_bulk_alloc_bool`); all or
+/// nothing either way.
+#[cfg(slab_bulk_alloc_bool)]
 #[inline(always)]
 fn bulk_allocated(result: bool) -> bool {
     result
 }
 
 /// Whether `kmem_cache_alloc_bulk` allocated what it was asked for, from what it returns: the
-/// number of objects (`int`) up to 6.x, a `bool` from 7.0 on; all or nothing either way.
-#[cfg(not(kernel_ge_7_0))]
+/// number of objects (`int`) before 7.2, a `bool` from 7.2 on (`slab_bulk_alloc_bool`); all or
+/// nothing either way.
+#[cfg(not(slab_bulk_alloc_bool))]
 #[inline(always)]
 fn bulk_allocated(result: core::ffi::c_int) -> bool {
     result != 0

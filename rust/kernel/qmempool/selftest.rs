@@ -24,15 +24,15 @@ use core::sync::atomic::{AtomicUsize, Ordering};
 
 /// Asserts in both worlds: KUnit's assertion in the kernel, `assert!` in the twin. (The file
 /// name, below `rust/kernel/` as checkpatch wants a file not to name itself in full, is a C
-/// string literal from 7.0 on, a plain one before.)
+/// string literal from 7.0 on (`kunit_assert_c_file`), a plain one before.)
 ///
 /// A failure is also counted ([`failed`]): KUnit fails the case only for assertions in the
 /// test's own task, and the steps run on another CPU or in a softirq assert elsewhere.
 macro_rules! check {
     ($cond:expr) => {{
-        #[cfg(not(kernel_ge_7_0))]
+        #[cfg(not(kunit_assert_c_file))]
         $crate::kunit_assert!("rust_qmempool", "qmempool/selftest.rs", 0, failed($cond));
-        #[cfg(kernel_ge_7_0)]
+        #[cfg(kunit_assert_c_file)]
         $crate::kunit_assert!("rust_qmempool", c"qmempool/selftest.rs", 0, failed($cond));
     }};
 }

@@ -211,8 +211,8 @@ pub(super) unsafe fn objects_per_slab(cache: *mut kmem_cache) -> usize {
     unsafe { bindings::kmem_cache_objects_per_slab(cache) as usize }
 }
 
-/// What `kmem_cache_alloc_bulk` returns: the number of objects (`int`, up to 6.x) or whether it
-/// succeeded (`bool`, from 7.0 on). Either way a bulk allocation is all or nothing.
+/// What `kmem_cache_alloc_bulk` returns: the number of objects (`int`, before 7.2) or whether it
+/// succeeded (`bool`, from 7.2 on). Either way a bulk allocation is all or nothing.
 trait BulkAllocResult {
     /// Whether the requested objects were allocated.
     fn succeeded(self) -> bool;

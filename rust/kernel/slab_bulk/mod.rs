@@ -39,12 +39,12 @@ mod static_cache;
 // The KUnit glue of this module's and `qmempool`'s `selftest` lists.
 #[cfg(all(
     any(CONFIG_RUST_SLAB_BULK_KUNIT_TEST, CONFIG_RUST_QMEMPOOL_KUNIT_TEST),
-    kernel_ge_7_0
+    kunit_tests_attr
 ))]
 pub(crate) mod kunit;
 #[cfg(all(
     any(CONFIG_RUST_SLAB_BULK_KUNIT_TEST, CONFIG_RUST_QMEMPOOL_KUNIT_TEST),
-    not(kernel_ge_7_0)
+    not(kunit_tests_attr)
 ))]
 #[path = "kunit_6_12.rs"]
 pub(crate) mod kunit;

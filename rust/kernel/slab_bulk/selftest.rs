@@ -30,12 +30,12 @@ use core::sync::atomic::{AtomicUsize, Ordering};
 
 /// Asserts in both worlds: KUnit's assertion in the kernel, `assert!` in the twin. (The file
 /// name, below `rust/kernel/` as checkpatch wants a file not to name itself in full, is a C
-/// string literal from 7.0 on, a plain one before.)
+/// string literal from 7.0 on (`kunit_assert_c_file`), a plain one before.)
 macro_rules! check {
     ($cond:expr) => {{
-        #[cfg(not(kernel_ge_7_0))]
+        #[cfg(not(kunit_assert_c_file))]
         $crate::kunit_assert!("rust_slab_bulk", "slab_bulk/selftest.rs", 0, $cond);
-        #[cfg(kernel_ge_7_0)]
+        #[cfg(kunit_assert_c_file)]
         $crate::kunit_assert!("rust_slab_bulk", c"slab_bulk/selftest.rs", 0, $cond);
     }};
 }
@@ -725,7 +725,7 @@ pub(crate) fn cache_size_boundaries() {
     );
 }
 
-/// `C::realloc` with no NUMA node asked for (7.x's trait takes one, 6.12's does not).
+/// `C::realloc` with no NUMA node asked for (the trait takes one from 6.18 on).
 ///
 /// # Safety
 ///
@@ -737,7 +737,7 @@ unsafe fn realloc_in<C: Allocator>(
     flags: Flags,
 ) -> Result<NonNull<[u8]>, AllocError> {
     // SAFETY: Forwarded from the caller.
-    #[cfg(kernel_ge_7_0)]
+    #[cfg(alloc_numa_node)]
     let ret = unsafe {
         C::realloc(
             ptr,
@@ -748,7 +748,7 @@ unsafe fn realloc_in<C: Allocator>(
         )
     };
     // SAFETY: Forwarded from the caller.
-    #[cfg(not(kernel_ge_7_0))]
+    #[cfg(not(alloc_numa_node))]
     let ret = unsafe { C::realloc(ptr, layout, old_layout, flags) };
     ret
 }
@@ -888,8 +888,9 @@ pub(crate) fn static_cache_allocator() {
         Err(_) => check!(false),
     }
 
-    // 7.x's node argument: node 0 (there is always one) through `kmem_cache_alloc_node`.
-    #[cfg(kernel_ge_7_0)]
+    // The node argument (`alloc_numa_node`): node 0 (there is always one) through
+    // `kmem_cache_alloc_node`.
+    #[cfg(alloc_numa_node)]
     {
         let layout = Layout::new::<Item>();
         match crate::alloc::NumaNode::new(0)
@@ -1053,7 +1054,8 @@ pub(crate) fn bulk_fault_nth() {
     // Bulk sizes; 0 is a single-object request.
     const REQUESTS: [usize; 9] = [1, 2, 0, 3, 8, 16, 0, 64, 33];
     let mut failed_once = [false; REQUESTS.len()];
-    // Consecutive `nth` past the sequence's fault points. On 7.x their number varies from one
+    // Consecutive `nth` past the sequence's fault points. With sheaves on every cache (7.0 on)
+    // their number varies from one
     // pass to the next (a per-CPU sheaf refilled or not adds points that fail no request), so
     // one pass that did not reach `nth` does not prove that none will: stop after many. For the
     // same reason one sweep may step over a request's own point every time: sweep again (at
@@ -1184,9 +1186,9 @@ pub(crate) fn bulk_fault_every_point() {
 /// new slab and all `k + 1` objects, and nothing leaks either. The kernel log says which of the
 /// two ran (`rfl_test: slab_bulk positions armed=...`).
 ///
-/// On 7.x the cache's per-CPU sheaf, refilled in bulk, may already hold the objects a request
-/// asks for, so the failing position cannot be forced there: the case checks all or nothing and
-/// no leak at each position instead.
+/// With sheaves on every cache (7.0 on, `slab_sheaves_everywhere`) the cache's per-CPU sheaf,
+/// refilled in bulk, may already hold the objects a request asks for, so the failing position
+/// cannot be forced there: the case checks all or nothing and no leak at each position instead.
 ///
 /// KUnit does not run a case again that was skipped once, so this case never skips.
 #[cfg(all(CONFIG_FAILSLAB, CONFIG_FAIL_PAGE_ALLOC))]
@@ -1224,7 +1226,7 @@ pub(crate) fn bulk_fault_positions() {
         // `k + 1` objects: `k` from the freelist, then a new slab is needed.
         let marked = MakeItFail::new();
         let (batch, result) = bulk::<_, 64>(&cache, k + 1, GFP_NOWAIT);
-        if armed && cfg!(not(kernel_ge_7_0)) {
+        if armed && cfg!(not(slab_sheaves_everywhere)) {
             // Refused: the request fails at position `k`.
             check!(result == Err(ENOMEM) && batch.is_empty());
             check!(in_use(&cache) == taken);
@@ -1235,7 +1237,7 @@ pub(crate) fn bulk_fault_positions() {
                 check!(in_use(&cache) == per_slab);
             }
         } else if armed {
-            // 7.x: the per-CPU sheaf of the cache was refilled in bulk while the singles were
+            // Sheaves: the per-CPU sheaf of the cache was refilled in bulk while the singles were
             // taken, so it may hold the `k + 1` objects already and the request may need no new
             // slab: the failing position cannot be forced. What holds either way: all or
             // nothing, and nothing leaked.

@@ -542,7 +542,7 @@ fn fits<C: StaticCache>(layout: Layout) -> bool {
 }
 
 /// The allocation of a size of 0: no object, a dangling pointer aligned to `align` (and to the
-/// item's alignment, 7.x's `Allocator::MIN_ALIGN`).
+/// item's alignment, `Allocator::MIN_ALIGN` from 6.18 on).
 #[inline]
 fn dangling<C: StaticCache>(align: usize) -> NonNull<[u8]> {
     let align = align.max(mem::align_of::<C::Item>());
@@ -691,10 +691,10 @@ unsafe fn realloc<C: StaticCache>(
 // from an `Obj`, `ObjArray`, `SlotObjs` or `FreeBatch` of the registration was not returned by
 // this allocator, and only `unsafe` code (`Box::from_raw`), breaking its own contract, could
 // pass one (what then happens: "What may reach the allocator" in `docs/design.md`).
-// From 7.0 the trait also asks for `MIN_ALIGN`: every object is aligned to `C::Item` (the
-// cache's alignment), and a zero-sized allocation's dangling pointer too.
+// From 6.18 the trait also asks for `MIN_ALIGN` (`alloc_min_align`): every object is aligned to
+// `C::Item` (the cache's alignment), and a zero-sized allocation's dangling pointer too.
 unsafe impl<C: StaticCache> Allocator for C {
-    #[cfg(kernel_ge_7_0)]
+    #[cfg(alloc_min_align)]
     const MIN_ALIGN: usize = mem::align_of::<C::Item>();
 
     #[inline]
@@ -703,12 +703,12 @@ unsafe impl<C: StaticCache> Allocator for C {
         layout: Layout,
         old_layout: Layout,
         flags: Flags,
-        #[cfg(kernel_ge_7_0)] nid: crate::alloc::NumaNode,
+        #[cfg(alloc_numa_node)] nid: crate::alloc::NumaNode,
     ) -> Result<NonNull<[u8]>, AllocError> {
-        // From 7.0 the caller names a NUMA node; before, the allocator picks one.
-        #[cfg(kernel_ge_7_0)]
+        // From 6.18 the caller names a NUMA node; before, the allocator picks one.
+        #[cfg(alloc_numa_node)]
         let node = node_id(nid);
-        #[cfg(not(kernel_ge_7_0))]
+        #[cfg(not(alloc_numa_node))]
         let node = NUMA_NO_NODE;
         // SAFETY: Forwarded from the caller.
         unsafe { realloc::<C>(ptr, layout, old_layout, flags, node) }
@@ -717,7 +717,7 @@ unsafe impl<C: StaticCache> Allocator for C {
 
 /// The raw id of `nid`. `NumaNode` keeps it private to `kernel::alloc`; it is the one valid id
 /// `NumaNode::new` accepts and compares equal to (a search only when a node was asked for).
-#[cfg(kernel_ge_7_0)]
+#[cfg(alloc_numa_node)]
 fn node_id(nid: crate::alloc::NumaNode) -> Node {
     if nid == crate::alloc::NumaNode::NO_NODE {
         return NUMA_NO_NODE;
