@@ -25,7 +25,8 @@ A run that cannot be timed (a timed run shorter than MIN_RUN_NS, or whose TSC ra
 the others') fails the whole collection with the parameters to raise, and writes nothing.
 
 usage: collect.py LOG... --where uml|uml-smp|uml-noinline|qemu --kernel VERSION --config KERNEL/.config --out DIR
-       collect.py --compare DIR     (the kernels side by side: DIR/slab_bulk-kernels.md)
+       collect.py --compare DIR     (the kernels side by side: DIR/slab_bulk-kernels.md; and
+                                     where DIR has them, DIR/helpers-inline-<version>.md)
 """
 
 import argparse
@@ -516,6 +517,62 @@ def compare(d):
     with open(os.path.join(d, "slab_bulk-kernels.md"), "w") as f:
         f.write(md)
     print(md)
+    compare_inline(d)
+
+
+# What compare_inline() sets side by side: within each kernel, these paired ratios.
+INLINE_RATIOS = [("slab_bulk", "ours_single", "raw_single"), ("slab_bulk", "box_single", "ours_single"),
+                 ("qmempool", "pool", "c_qmempool"), ("qmempool", "pool_batch", "c_qmempool"),
+                 ("qmempool", "pool_bh", "c_qmempool_bh"), ("skb_free", "shim", "napi_consume_skb")]
+
+
+def compare_inline(d):
+    """Where D has a kernel's tables with and without CONFIG_RUST_INLINE_HELPERS (uml and
+    uml-noinline, make bench BENCH_NOINLINE=1): DIR/helpers-inline-<version>.md, the paired
+    ratios of INLINE_RATIOS in each kernel, and each variant's median cycles in both."""
+    for name in sorted(os.listdir(d)):
+        m = re.fullmatch(r"(?P<bench>[a-z_]+)-uml-noinline-(?P<k>[\d.]+)\.json", name)
+        if not m or m["bench"] != "qmempool":
+            continue
+        k = m["k"]
+        docs = {}
+        for bench in ("slab_bulk", "qmempool", "skb_free"):
+            for where in ("uml", "uml-noinline"):
+                path = os.path.join(d, f"{bench}-{where}-{k}.json")
+                if os.path.exists(path):
+                    with open(path) as f:
+                        docs[(bench, where)] = json.load(f)
+        fmt = lambda r: f"{r['median']:.3f} ({r['min']:.2f}-{r['max']:.2f})" if r else ""
+        out = [f"### Rust's C helpers inlined (CONFIG_RUST_INLINE_HELPERS) or not, {k}", "",
+               "Two kernels of one make bench, the same but for the option: uml inlines the "
+               "helpers, uml-noinline calls them. Paired ratios (median (min-max) over the runs "
+               "of the ratio within each run) are within one kernel; the kernels' own cycles "
+               "come from different boots and are not paired.", "",
+               "| ratio | bulk | inlined | called |", "|---|---|---|---|"]
+        for bench, num, den in INLINE_RATIOS:
+            rat = {}
+            for where in ("uml", "uml-noinline"):
+                for r in docs.get((bench, where), {}).get("ratios", []):
+                    if (r["numerator"], r["denominator"]) == (num, den):
+                        rat[(where, r["bulk"])] = r["ratio"]
+            for b in sorted({b for _, b in rat}):
+                out.append(f"| {bench} {num}/{den} | {b} | {fmt(rat.get(('uml', b)))} | "
+                           f"{fmt(rat.get(('uml-noinline', b)))} |")
+        out += ["", "| bench | variant | bulk | cycles inlined | cycles called | inlined/called |",
+                "|---|---|---|---|---|---|"]
+        for bench in ("slab_bulk", "qmempool", "skb_free"):
+            cyc = {}
+            for where in ("uml", "uml-noinline"):
+                for r in docs.get((bench, where), {}).get("records", []):
+                    cyc[(where, r["variant"], r["bulk"])] = r["cycles"]["median"]
+            for v, b in sorted({(v, b) for w, v, b in cyc if w == "uml-noinline"}):
+                a, c = cyc.get(("uml", v, b)), cyc.get(("uml-noinline", v, b))
+                if a and c:
+                    out.append(f"| {bench} | {v} | {b} | {a:.1f} | {c:.1f} | {a / c:.3f} |")
+        md = "\n".join(out) + "\n"
+        with open(os.path.join(d, f"helpers-inline-{k}.md"), "w") as f:
+            f.write(md)
+        print(md)
 
 
 def main():
