@@ -378,6 +378,9 @@ impl<T, const N: usize> StampQueue<T, N> {
     ///
     /// The queue counts as full when the slot at the tail has not been emptied yet: it holds
     /// the item `N` places ahead, or a dequeue of that item is still reading it.
+    // The slot that is ours (`ahead == 0`) is the common case and is tested first; a `match`
+    // on `cmp()` would order the branches by value instead.
+    #[allow(clippy::comparison_chain)]
     #[inline]
     pub fn enqueue(&self, item: T) -> Result<(), T> {
         // I0: Relaxed: the index only says which slot to look at; the slot's stamp says
@@ -436,6 +439,9 @@ impl<T, const N: usize> StampQueue<T, N> {
     ///
     /// The queue counts as empty when the slot at the head holds no item yet: an enqueue of
     /// that index may be writing it.
+    // The slot that is ours (`ahead == 0`) is the common case and is tested first; a `match`
+    // on `cmp()` would order the branches by value instead.
+    #[allow(clippy::comparison_chain)]
     #[inline]
     pub fn dequeue(&self) -> Option<T> {
         // I0: Relaxed, as in `enqueue`.
