@@ -9,7 +9,7 @@ use core::ffi::CStr;
 use core::marker::PhantomData;
 use core::mem::{self, MaybeUninit};
 use core::ops::{BitOr, Deref};
-use core::ptr::NonNull;
+use core::ptr::{self, NonNull};
 use core::sync::atomic::{AtomicUsize, Ordering};
 
 /// Flags for [`OwnedCache::new`], the `SLAB_*` flags of the C API.
@@ -207,7 +207,7 @@ impl<T> OwnedCache<T> {
     pub fn uninit(&self) -> &OwnedCache<MaybeUninit<T>> {
         // SAFETY: `OwnedCache` is `repr(C)` with a layout that does not depend on `T` (type
         // invariant), and the C cache suits `MaybeUninit<T>`, of `T`'s size and alignment.
-        unsafe { &*(self as *const Self).cast::<OwnedCache<MaybeUninit<T>>>() }
+        unsafe { &*ptr::from_ref(self).cast::<OwnedCache<MaybeUninit<T>>>() }
     }
 
     /// Pins the cache for a user that reaches it from kernel callbacks: until the returned
