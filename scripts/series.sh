@@ -305,10 +305,10 @@ identity() {
 	# Python's bytecode caches (__pycache__/, written into the overlay tree when make test runs
 	# kunit.py there) are not the tree's content.
 	list() { (cd "$1" && find . -path ./.git -prune -o -name __pycache__ -prune -o ! -type d -print |
-		sed 's|^\./||' | grep -vxE '\.project-(stamp|files)' | sort); }
+		sed 's|^\./||' | grep -vxE '\.project-(stamp|files|patched|source)' | sort); }
 	only_tree=$(comm -23 <(list "$TREE") <(list "$repo"))
 	only_series=$(comm -13 <(list "$TREE") <(list "$repo"))
-	differ=$(diff -rq --no-dereference -x .git -x .project-stamp -x .project-files -x __pycache__ \
+	differ=$(diff -rq --no-dereference -x .git -x .project-stamp -x .project-files -x .project-patched -x .project-source -x __pycache__ \
 		"$TREE" "$repo" | grep -v '^Only in ' || true)
 	[ -z "$only_series" ] || die "$KVER: only the series has:
 $only_series"
