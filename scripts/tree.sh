@@ -17,6 +17,14 @@ mkdir -p "$CACHE_DIR"
 exec 9>"$CACHE_DIR/.tree-$KVER.lock"
 flock 9
 
+# update_file SRC DST: DST becomes a copy of SRC if their contents differ (an unchanged file
+# keeps its mtime, so kbuild does not rebuild what depends on it); fails if nothing changed.
+update_file() {
+	cmp -s "$1" "$2" && return 1
+	mkdir -p "$(dirname "$2")"
+	cp "$1" "$2"
+}
+
 # apply_series DIR: apply the series to DIR, every patch or none reported as applied.
 apply_series() {
 	local p out
@@ -59,9 +67,7 @@ else
 			while read -r f; do
 				if [ ! -e "$TREE.tmp/$f" ]; then
 					[ ! -e "$TREE/$f" ] || { rm -f "$TREE/$f"; n=$((n + 1)); }
-				elif ! cmp -s "$TREE.tmp/$f" "$TREE/$f"; then
-					mkdir -p "$(dirname "$TREE/$f")"
-					cp "$TREE.tmp/$f" "$TREE/$f"
+				elif update_file "$TREE.tmp/$f" "$TREE/$f"; then
 					n=$((n + 1))
 				fi
 			done <"$TREE.tmp/.project-union"
@@ -83,10 +89,7 @@ manifest=$TREE/.project-files
 new_manifest=$(mktemp)
 overlay_files >"$new_manifest"
 while read -r f; do
-	if ! cmp -s "$PROJECT/$f" "$TREE/$f"; then
-		mkdir -p "$(dirname "$TREE/$f")"
-		cp "$PROJECT/$f" "$TREE/$f"
-	fi
+	update_file "$PROJECT/$f" "$TREE/$f" || true
 done <"$new_manifest"
 if [ -f "$manifest" ]; then
 	comm -23 <(sort "$manifest") <(sort "$new_manifest") | while read -r f; do
