@@ -11,7 +11,10 @@
 
 SHELL := /bin/bash
 CACHE_DIR ?= $(or $(XDG_CACHE_HOME),$(HOME)/.cache)/rfl-bulk
-KERNELS ?= $(shell bash -c '. scripts/lib.sh && echo $$ALL_KERNELS')
+# Read once (a simple variable): scripts/lib.sh derives the list from scripts/pins.sh.
+ifndef KERNELS
+KERNELS := $(shell bash -c '. scripts/lib.sh && echo $$ALL_KERNELS')
+endif
 export CACHE_DIR KDIR LLVM KERNELS
 
 .PHONY: help toolchain tree kernel test bench bench-userspace miri fuzz check series series-check clean distclean
