@@ -41,8 +41,9 @@
 #   BENCH_NOINLINE       1 boots, where um-bench inlines Rust's C helpers
 #                        (CONFIG_RUST_INLINE_HELPERS, 7.3), a second kernel without them
 #                        (um-bench-noinline) with the slab_bulk, qmempool and skb_free modules,
-#                        into results/<bench>-uml-noinline-<version>: what the option changes,
-#                        in one run; 0 (default) leaves it out
+#                        into results/<bench>-uml-noinline-<version>, and a forwarding boot of
+#                        it (the "noinline" rows of results/fwd-uml-<version>): what the
+#                        option changes, in one run; 0 (default) leaves it out
 # shellcheck source=lib.sh
 . "$(dirname "$0")/lib.sh"
 # shellcheck source=bench-params.sh
@@ -261,6 +262,12 @@ uml_bench() {
 	collect "$where" "$kind" "$desc" "$logs" "${mods[@]}"
 }
 
+# noinline_too: whether to boot um-bench-noinline beside um-bench (BENCH_NOINLINE=1 and this
+# kernel's um-bench inlines Rust's C helpers).
+noinline_too() {
+	[ "$BENCH_NOINLINE" = 1 ] && grep -qx CONFIG_RUST_INLINE_HELPERS=y "$BUILD/um-bench/.config"
+}
+
 # fwd_boot KIND NAME CPUS CONDS STATS RUNS CELL ROUNDS COALESCE MIN_PARTIAL [KERNEL_ARG...]: one
 # boot of the UML kernel KIND (um-bench, um-stats, or their -smp kernels) running the
 # forwarding benchmark (scripts/guest/fwd_bench.sh) in conditions CONDS, RUNS repetitions of
@@ -295,11 +302,13 @@ fwd_boot() {
 # results/fwd-uml-<version>.{json,md}.  Five arms (shim, napi, napi-nodefer where
 # napi_consume_skb() defers, any, slab-bulk) in every boot.  The one-CPU boot pairs
 # tx_coalesce 32, 128 and 256 and min_partial (the cache's default and 9) within each round;
-# slab_nomerge is a boot of its own.  Where UML has SMP, the um-bench-smp kernel (two CPUs, on
-# every host CPU) runs it too, in 1cpu (both interrupts on CPU 0), 2cpu (TX completion on
-# CPU 1) and cross (two flows the opposite way, each CPU receiving one and completing the
-# other's TX): that kernel costs several times the uniprocessor one per frame, so its
-# conditions are compared with each other, not with the others.
+# slab_nomerge is a boot of its own, and so, with BENCH_NOINLINE=1, is um-bench-noinline at
+# tx_coalesce 128 (the same arms without inlined C helpers).  Where UML has SMP, the
+# um-bench-smp kernel (two CPUs, on every host CPU) runs it too, in 1cpu (both interrupts on
+# CPU 0), 2cpu (TX completion on CPU 1) and cross (two flows the opposite way, each CPU
+# receiving one and completing the other's TX): that kernel costs several times the
+# uniprocessor one per frame, so its conditions are compared with each other, not with the
+# others.
 #
 # Sizes: FWD_PACKETS frames per arm and repetition are shared among the one-CPU boot's six
 # cells (FWD_PACKETS / 6; a cell of slab_nomerge's boot as large) and the SMP boot's three
@@ -323,6 +332,11 @@ fwd_kernel() {
 	fwd_boot um-stats slab_nomerge "$cpu" default 1 "$FWD_STATS_RUNS" "$one" 1 128 default slab_nomerge
 	timed=(--boot "default=$G_CACHE/run/fwd-default-um-bench-$KVER.log"
 		--boot "slab_nomerge=$G_CACHE/run/fwd-slab_nomerge-um-bench-$KVER.log")
+	if noinline_too; then
+		build_kernel um-bench-noinline
+		fwd_boot um-bench-noinline noinline "$cpu" default 0 "$FWD_RUNS" "$one" "$rounds" 128 default
+		timed+=(--boot "noinline=$G_CACHE/run/fwd-noinline-um-bench-noinline-$KVER.log")
+	fi
 	counted=(--stats "default=$G_CACHE/run/fwd-default-um-stats-$KVER.log"
 		--stats "slab_nomerge=$G_CACHE/run/fwd-slab_nomerge-um-stats-$KVER.log")
 	if [ "$smp" = 1 ]; then
@@ -362,8 +376,7 @@ bench_kernel() {
 				"$host_cpu (UML), pinned to host CPU $cpu${probes:+ (probes:$probes)}" \
 				rust_slab_bulk_bench rust_alf_queue_bench rust_qmempool_bench rust_skb_free_bench
 			# The same modules without inlined C helpers, where um-bench has them.
-			if [ "$BENCH_NOINLINE" = 1 ] &&
-				grep -qx CONFIG_RUST_INLINE_HELPERS=y "$BUILD/um-bench/.config"; then
+			if noinline_too; then
 				build_kernel um-bench-noinline
 				log "$KVER: benchmarks in UML without inlined C helpers"
 				uml_bench um-bench-noinline uml-noinline "$cpu" \

@@ -7,17 +7,18 @@ usage: collect_fwd.py --boot NAME=LOG [--boot NAME=LOG ...] [--stats NAME=LOG ..
 
 Each --boot is a boot of a timed kernel: "default" (um-bench, one CPU; its cells are every arm
 at each tx_coalesce and min_partial, paired within each repetition), "slab_nomerge" (the same
-kernel with slab_nomerge on its command line) or "smp" (um-bench-smp with two CPUs, whose
-conditions are "1cpu", both interrupts on CPU 0, "2cpu", TX completion on CPU 1, and "cross",
-two flows in opposite directions, each CPU receiving one and completing the other's TX).  Each
---stats is the same boot of the kernel with CONFIG_SLUB_STATS (um-stats, um-stats-smp), whose
-runs give the slab counters and are never mixed with the timed figures.  Writes
-DIR/fwd-uml-VERSION.{json,md}.  The collection fails and writes nothing on: a burst that did
-not forward every frame, a burst whose independent counts disagree with its forwarded count
-(ForwDatagrams, both ports' rx/tx packets, any drop, the shim's count of the skbs it freed), an
-error line, a missing cell or repetition, or a log with a warning or oops.  Logs of the
-three-arm fwd_bench.sh before the count lines (no "paths" in the setup line) are read too: their
-missing arms and counts are shown as "-".
+kernel with slab_nomerge on its command line), "noinline" (um-bench-noinline: the same kernel
+without CONFIG_RUST_INLINE_HELPERS, so every Rust call into a C helper is a call) or "smp"
+(um-bench-smp with two CPUs, whose conditions are "1cpu", both interrupts on CPU 0, "2cpu", TX
+completion on CPU 1, and "cross", two flows in opposite directions, each CPU receiving one and
+completing the other's TX). Each --stats is the same boot of the kernel with CONFIG_SLUB_STATS
+(um-stats, um-stats-smp), whose runs give the slab counters and are never mixed with the timed
+figures. Writes DIR/fwd-uml-VERSION.{json,md}. The collection fails and writes nothing on: a
+burst that did not forward every frame, a burst whose independent counts disagree with its
+forwarded count (ForwDatagrams, both ports' rx/tx packets, any drop, the shim's count of the
+skbs it freed), an error line, a missing cell or repetition, or a log with a warning or oops.
+Logs of the three-arm fwd_bench.sh before the count lines (no "paths" in the setup line) are
+read too: their missing arms and counts are shown as "-".
 """
 
 import argparse
@@ -45,7 +46,7 @@ OLD_ARMS = ["shim", "napi", "any"]
 # The pairs whose difference answers a question, in ns per packet (first minus second).
 PAIRS = [("shim", "napi"), ("shim", "slab-bulk"), ("slab-bulk", "napi"), ("napi", "napi-nodefer"),
          ("shim", "any"), ("napi", "any")]
-BOOTS = ("default", "slab_nomerge", "smp")
+BOOTS = ("default", "slab_nomerge", "noinline", "smp")
 # Targets: a paired difference resolved to under 5 ns, or 2 % of the per-packet cost where
 # that is larger; at least 2 Mpps on one CPU.
 RESOLUTION_NS = 5.0
@@ -581,7 +582,9 @@ def markdown(doc, rows, cells, diffs, dims, vs_default, slab, ctx):
     if vs_default:
         md += ["", "Each condition against its baseline, arm by arm, at the module's tx_coalesce and "
                "the default min_partial (other runs, so unpaired: the noise is the larger of the two "
-               "min-max spreads; slab_nomerge is another boot; the SMP kernel's conditions against "
+               "min-max spreads; slab_nomerge is another boot; noinline another boot of the same kernel "
+               "built without CONFIG_RUST_INLINE_HELPERS, so what it differs by is the helpers' calls; "
+               "the SMP kernel's conditions against "
                "its own one-CPU one, per forwarded frame):", "",
                "| condition | against | arm | ns/packet difference | noise | verdict |",
                "|---|---|---|---|---|---|"]
