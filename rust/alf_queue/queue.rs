@@ -1,19 +1,79 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! What [`MpmcQueue`] and [`SpscQueue`] have alike, written once: `queue_common!` gives each
-//! its constructors, its queries, `Default` and `Debug`.
+//! What the queues have alike, written once: `queue_basics!` gives [`MpmcQueue`],
+//! [`SpscQueue`] and [`StampQueue`] `new`, `capacity`, `is_empty`, `Default` and `Debug`;
+//! `queue_common!` gives the first two, one ring ([`Ring`]) each, the rest of their
+//! constructors and their `len`.
 //!
-//! The two types are one ring ([`Ring`]) run by different protocols; apart from the protocol of
-//! their operations and what is safe to call, they are built, sized and inspected alike.
+//! [`MpmcQueue`] and [`SpscQueue`] are one ring run by different protocols; apart from the
+//! protocol of their operations and what is safe to call, they are built, sized and inspected
+//! alike.
 //!
 //! [`MpmcQueue`]: super::MpmcQueue
 //! [`SpscQueue`]: super::SpscQueue
+//! [`StampQueue`]: super::StampQueue
 //! [`Ring`]: super::ring::Ring
 
-/// Implements the constructors, `capacity`, `len`, `is_empty`, `Default` and `Debug` of
-/// `$Queue`, a `struct $Queue<T, const N: usize> { ring: Ring<T, N> }` whose consumer side
-/// runs the multi-consumer protocol if `$multi` (which [`Ring::len`] must know). `Ring` is
-/// the caller's name for it.
+/// Implements `new`, `capacity`, `is_empty`, `Default` and `Debug` of `$Queue`, a
+/// `struct $Queue<T, const N: usize>` with a `with_start_index(start: u32)` constructor
+/// (`const` but under loom) and a `len` method, whose `N` must be a power of two in
+/// `2 ..= $max`.
+macro_rules! queue_basics {
+    ($Queue:ident, max: $max:literal) => {
+        impl<T, const N: usize> $Queue<T, N> {
+            /// Creates an empty queue.
+            ///
+            #[doc = concat!("Fails to compile unless `N` is a power of two in `2 ..= ", $max, "`.")]
+            #[cfg(not(loom))]
+            #[inline]
+            pub const fn new() -> Self {
+                Self::with_start_index(0)
+            }
+
+            /// Creates an empty queue (loom build: not `const`).
+            #[cfg(loom)]
+            pub fn new() -> Self {
+                Self::with_start_index(0)
+            }
+
+            /// Returns `N`, the number of slots.
+            #[inline]
+            pub const fn capacity(&self) -> usize {
+                N
+            }
+
+            /// Returns `true` if the queue held no item when looked at; see
+            /// [`len`](Self::len).
+            #[inline]
+            pub fn is_empty(&self) -> bool {
+                self.len() == 0
+            }
+        }
+
+        impl<T, const N: usize> Default for $Queue<T, N> {
+            #[inline]
+            fn default() -> Self {
+                Self::new()
+            }
+        }
+
+        impl<T, const N: usize> core::fmt::Debug for $Queue<T, N> {
+            fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+                f.debug_struct(stringify!($Queue))
+                    .field("capacity", &N)
+                    .field("len", &self.len())
+                    .finish()
+            }
+        }
+    };
+}
+pub(crate) use queue_basics;
+
+/// Implements the constructors and `len` of `$Queue`, and through [`queue_basics!`] its `new`,
+/// `capacity`, `is_empty`, `Default` and `Debug`: `$Queue` is a
+/// `struct $Queue<T, const N: usize> { ring: Ring<T, N> }` whose consumer side runs the
+/// multi-consumer protocol if `$multi` (which [`Ring::len`] must know). `Ring` is the caller's
+/// name for it, and `super::queue` the path of this module.
 ///
 /// The `# Examples` sections given after `with_start_index:` and `init_in_place:` end the docs
 /// of those methods: each type shows its own use.
@@ -25,16 +85,9 @@ macro_rules! queue_common {
         with_start_index: { $(#[$with_start_index:meta])* },
         init_in_place: { $(#[$init_in_place:meta])* } $(,)?
     ) => {
-        impl<T, const N: usize> $Queue<T, N> {
-            /// Creates an empty queue.
-            ///
-            /// Fails to compile unless `N` is a power of two in `2 ..= 2^31`.
-            #[cfg(not(loom))]
-            #[inline]
-            pub const fn new() -> Self {
-                Self::with_start_index(0)
-            }
+        super::queue::queue_basics!($Queue, max: "2^31");
 
+        impl<T, const N: usize> $Queue<T, N> {
             /// Creates an empty queue whose free-running indices start at `start`.
             ///
             /// The queue behaves exactly like a new one; only the index values differ. This is
@@ -49,12 +102,6 @@ macro_rules! queue_common {
                 Self {
                     ring: Ring::new(start),
                 }
-            }
-
-            /// Creates an empty queue (loom build: not `const`).
-            #[cfg(loom)]
-            pub fn new() -> Self {
-                Self::with_start_index(0)
             }
 
             /// Creates an empty queue whose indices start at `start` (loom build: not `const`).
@@ -104,12 +151,6 @@ macro_rules! queue_common {
                 unsafe { slot.assume_init_mut() }
             }
 
-            /// Returns `N`, the number of slots.
-            #[inline]
-            pub const fn capacity(&self) -> usize {
-                N
-            }
-
             /// Returns the number of items in the queue.
             ///
             /// Under concurrency this is a snapshot that may be stale at once, and is clamped
@@ -117,29 +158,6 @@ macro_rules! queue_common {
             #[inline]
             pub fn len(&self) -> usize {
                 self.ring.len::<$multi>()
-            }
-
-            /// Returns `true` if the queue held no item when looked at; see
-            /// [`len`](Self::len).
-            #[inline]
-            pub fn is_empty(&self) -> bool {
-                self.len() == 0
-            }
-        }
-
-        impl<T, const N: usize> Default for $Queue<T, N> {
-            #[inline]
-            fn default() -> Self {
-                Self::new()
-            }
-        }
-
-        impl<T, const N: usize> core::fmt::Debug for $Queue<T, N> {
-            fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-                f.debug_struct(stringify!($Queue))
-                    .field("capacity", &N)
-                    .field("len", &self.len())
-                    .finish()
             }
         }
     };

@@ -6,10 +6,10 @@
 //! The orderings are labelled as in `headtail.rs`: `S*` are the slots' stamps (acquire loads,
 //! release stores), `I*` the two indices (all relaxed), and each comment names its partner.
 
-use core::fmt;
 use core::mem::MaybeUninit;
 
 use super::headtail::OwnLine;
+use super::queue::queue_basics;
 use super::sync::{read_stamp, spin_loop, AtomicU32, Ordering};
 
 #[cfg(not(loom))]
@@ -208,15 +208,6 @@ impl<T, const N: usize> StampQueue<T, N> {
         start.wrapping_add((s as u32).wrapping_sub(start) & (Self::CAP - 1))
     }
 
-    /// Creates an empty queue.
-    ///
-    /// Fails to compile unless `N` is a power of two in `2 ..= 2^30`.
-    #[cfg(not(loom))]
-    #[inline]
-    pub const fn new() -> Self {
-        Self::with_start_index(0)
-    }
-
     /// Creates an empty queue whose free-running indices start at `start`.
     ///
     /// The queue behaves exactly like a new one; only the index values differ. This is for
@@ -257,12 +248,6 @@ impl<T, const N: usize> StampQueue<T, N> {
             // SAFETY: The loop initialised all `N` slots.
             slots: unsafe { slots.assume_init() },
         }
-    }
-
-    /// Creates an empty queue (loom build: not `const`).
-    #[cfg(loom)]
-    pub fn new() -> Self {
-        Self::with_start_index(0)
     }
 
     /// Creates an empty queue whose indices start at `start` (loom build: not `const`).
@@ -336,12 +321,6 @@ impl<T, const N: usize> StampQueue<T, N> {
         unsafe { slot.assume_init_mut() }
     }
 
-    /// Returns `N`, the number of slots.
-    #[inline]
-    pub const fn capacity(&self) -> usize {
-        N
-    }
-
     /// Returns the number of items in the queue, counting those being moved in or out.
     ///
     /// Under concurrency this is a snapshot that may be stale at once, and is clamped to
@@ -360,12 +339,6 @@ impl<T, const N: usize> StampQueue<T, N> {
         } else {
             n as usize
         }
-    }
-
-    /// Returns `true` if the queue held no item when looked at; see [`len`](Self::len).
-    #[inline]
-    pub fn is_empty(&self) -> bool {
-        self.len() == 0
     }
 
     /// Returns the slot of index `idx`.
@@ -493,21 +466,7 @@ impl<T, const N: usize> StampQueue<T, N> {
     }
 }
 
-impl<T, const N: usize> Default for StampQueue<T, N> {
-    #[inline]
-    fn default() -> Self {
-        Self::new()
-    }
-}
-
-impl<T, const N: usize> fmt::Debug for StampQueue<T, N> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("StampQueue")
-            .field("capacity", &N)
-            .field("len", &self.len())
-            .finish()
-    }
-}
+queue_basics!(StampQueue, max: "2^30");
 
 impl<T, const N: usize> Drop for StampQueue<T, N> {
     fn drop(&mut self) {

@@ -213,41 +213,41 @@ fn batch_raw_fill_and_take() {
 // ---------------------------------------------------------------------------------------------
 // Single-item operations, full and empty
 
-#[test]
-fn mpmc_single_full_empty() {
-    let q = MpmcQueue::<u32, 8>::new();
-    assert_eq!((q.capacity(), q.len()), (8, 0));
-    assert_eq!(q.dequeue(), None);
-    for i in 0..8 {
-        assert_eq!(q.enqueue(i), Ok(()));
-        assert_eq!(q.len(), i as usize + 1);
-    }
-    assert_eq!(q.enqueue(8), Err(8));
-    for i in 0..8 {
-        assert_eq!(q.dequeue(), Some(i));
-    }
-    assert_eq!(q.dequeue(), None);
-    assert!(q.is_empty());
-    assert!(format!("{q:?}").contains("capacity: 8"));
+/// Defines the test `$name`: the queue of 8 `u32` slots that `$new` makes takes 8 items one at
+/// a time and refuses a ninth, gives them back in order and then none, and its `Debug` output
+/// contains `$debug`.
+macro_rules! single_full_empty {
+    ($name:ident, $new:expr, $debug:literal) => {
+        #[test]
+        fn $name() {
+            let q = $new;
+            assert_eq!((q.capacity(), q.len()), (8, 0));
+            assert_eq!(q.dequeue(), None);
+            for i in 0..8 {
+                assert_eq!(q.enqueue(i), Ok(()));
+                assert_eq!(q.len(), i as usize + 1);
+            }
+            assert_eq!(q.enqueue(8), Err(8));
+            for i in 0..8 {
+                assert_eq!(q.dequeue(), Some(i));
+            }
+            assert_eq!(q.dequeue(), None);
+            assert!(q.is_empty());
+            assert!(format!("{q:?}").contains($debug));
+        }
+    };
 }
 
-#[test]
-fn stamp_single_full_empty() {
-    let q = StampQueue::<u32, 8>::default();
-    assert_eq!((q.capacity(), q.len()), (8, 0));
-    assert_eq!(q.dequeue(), None);
-    for i in 0..8 {
-        assert_eq!(q.enqueue(i), Ok(()));
-        assert_eq!(q.len(), i as usize + 1);
-    }
-    assert_eq!(q.enqueue(8), Err(8));
-    for i in 0..8 {
-        assert_eq!(q.dequeue(), Some(i));
-    }
-    assert_eq!(q.dequeue(), None);
-    assert!(q.is_empty());
-    assert!(format!("{q:?}").contains("StampQueue"));
-}
+single_full_empty!(
+    mpmc_single_full_empty,
+    MpmcQueue::<u32, 8>::new(),
+    "capacity: 8"
+);
+single_full_empty!(
+    stamp_single_full_empty,
+    StampQueue::<u32, 8>::default(),
+    "StampQueue"
+);
 
 /// Against a `VecDeque` model: random enqueues and dequeues, from every start index around
 /// the `u32` wrap, every fill level; what is left is dropped with the queue, once.

@@ -111,10 +111,41 @@ fn dequeue_count(n: usize, mut dequeue: impl FnMut() -> Option<Item>) -> Vec<u32
     got
 }
 
+/// The one-item operations of the two MPMC queues, `MpmcQueue` and `StampQueue`, so that the
+/// models of one item at a time are written once for both.
+trait SingleQueue: Send + Sync + Sized + 'static {
+    /// An empty queue whose indices start at `start`.
+    fn at(start: u32) -> Self;
+    fn put(&self, it: Item) -> Result<(), Item>;
+    fn take(&self) -> Option<Item>;
+    fn count(&self) -> usize;
+}
+
+/// Implements [`SingleQueue`] for `$Queue<Item, N>` through its own methods.
+macro_rules! single_queue {
+    ($($Queue:ident),*) => {$(
+        impl<const N: usize> SingleQueue for $Queue<Item, N> {
+            fn at(start: u32) -> Self {
+                Self::with_start_index(start)
+            }
+            fn put(&self, it: Item) -> Result<(), Item> {
+                self.enqueue(it)
+            }
+            fn take(&self) -> Option<Item> {
+                self.dequeue()
+            }
+            fn count(&self) -> usize {
+                self.len()
+            }
+        }
+    )*};
+}
+single_queue!(MpmcQueue, StampQueue);
+
 /// Drains what is left after all threads have joined, in order.
-fn drain_mp<const N: usize>(q: &MpmcQueue<Item, N>) -> Vec<u32> {
+fn drain<Q: SingleQueue>(q: &Q) -> Vec<u32> {
     let mut v = Vec::new();
-    while let Some(it) = q.dequeue() {
+    while let Some(it) = q.take() {
         v.push(*it);
     }
     v
@@ -130,35 +161,34 @@ fn assert_fifo_split(mut taken: Vec<u32>, left: Vec<u32>, n: u32) {
     assert_eq!(all, expected, "taken {taken:?}, left {left:?}");
 }
 
-/// One producer pushes three items through a 2-slot ring, one consumer takes two; the third
-/// stays in the queue and is dropped with it.
-#[test]
-fn mpmc_1p1c_single() {
-    model("the producer found the ring full and retried", || {
-        let q = Arc::new(MpmcQueue::<Item, 2>::new());
-        let p = spawn_on(&q, |q| enqueue_all(3, |it| q.enqueue(it)));
-        let got = dequeue_count(2, || q.dequeue());
+/// One producer pushes three items through a 2-slot ring whose indices start at `start`, one
+/// consumer takes two; the third stays in the queue and is dropped with it. The producer's third
+/// item goes into a slot the consumer emptied.
+fn single_1p1c<Q: SingleQueue>(start: u32) {
+    model("the producer found the ring full and retried", move || {
+        let q = Arc::new(Q::at(start));
+        let p = spawn_on(&q, |q| enqueue_all(3, |it| q.put(it)));
+        let got = dequeue_count(2, || q.take());
         let retries = p.join().unwrap();
         assert_eq!(got, [0, 1]);
-        assert_eq!(q.len(), 1);
+        assert_eq!(q.count(), 1);
         retries > 0
     });
 }
 
 /// Two producers race for the tail while the consumer looks.
-#[test]
-fn mpmc_2p1c_single() {
+fn single_2p1c<Q: SingleQueue>() {
     model("the consumer got an item while the producers ran", || {
-        let q = Arc::new(MpmcQueue::<Item, 2>::new());
+        let q = Arc::new(Q::at(0));
         let ps: Vec<_> = (0..2)
-            .map(|p| spawn_on(&q, move |q| assert!(q.enqueue(item(p)).is_ok())))
+            .map(|p| spawn_on(&q, move |q| assert!(q.put(item(p)).is_ok())))
             .collect();
-        let first = q.dequeue().map(|it| *it);
+        let first = q.take().map(|it| *it);
         for p in ps {
             p.join().unwrap();
         }
         let mut got: Vec<u32> = first.into_iter().collect();
-        got.extend(drain_mp(&q));
+        got.extend(drain(&*q));
         got.sort_unstable();
         assert_eq!(got, [0, 1]);
         first.is_some()
@@ -167,24 +197,38 @@ fn mpmc_2p1c_single() {
 
 /// Two consumers race for the head while the producer fills the ring, across the `u32` wrap
 /// of the indices.
-#[test]
-fn mpmc_1p2c_single_wrap() {
+fn single_1p2c_wrap<Q: SingleQueue>() {
     model("both consumers got an item while the producer ran", || {
-        let q = Arc::new(MpmcQueue::<Item, 2>::with_start_index(u32::MAX));
+        let q = Arc::new(Q::at(u32::MAX));
         let p = spawn_on(&q, move |q| {
             for v in 0..2 {
-                assert!(q.enqueue(item(v)).is_ok());
+                assert!(q.put(item(v)).is_ok());
             }
         });
-        let c = spawn_on(&q, move |q| q.dequeue().map(|it| *it));
-        let mine = q.dequeue().map(|it| *it);
+        let c = spawn_on(&q, move |q| q.take().map(|it| *it));
+        let mine = q.take().map(|it| *it);
         let theirs = c.join().unwrap();
         p.join().unwrap();
         let taken: Vec<u32> = mine.into_iter().chain(theirs).collect();
         let both = taken.len() == 2;
-        assert_fifo_split(taken, drain_mp(&q), 2);
+        assert_fifo_split(taken, drain(&*q), 2);
         both
     });
+}
+
+#[test]
+fn mpmc_1p1c_single() {
+    single_1p1c::<MpmcQueue<Item, 2>>(0);
+}
+
+#[test]
+fn mpmc_2p1c_single() {
+    single_2p1c::<MpmcQueue<Item, 2>>();
+}
+
+#[test]
+fn mpmc_1p2c_single_wrap() {
+    single_1p2c_wrap::<MpmcQueue<Item, 2>>();
 }
 
 /// Two producers enqueue bulks of two into a 4-slot ring while the consumer takes a burst.
@@ -210,7 +254,7 @@ fn mpmc_2p1c_bulk() {
             for p in ps {
                 p.join().unwrap();
             }
-            got.extend(drain_mp(&q));
+            got.extend(drain(&*q));
             // Each producer's pair arrives whole and in order.
             assert_eq!(got.len(), 4, "{got:?}");
             let pos = |v: u32| got.iter().position(|&x| x == v).unwrap();
@@ -258,7 +302,7 @@ fn mpmc_1p2c_bulk_wrap() {
             taken.extend(got);
         }
         let both = taken.len() == 4;
-        assert_fifo_split(taken, drain_mp(&q), 4);
+        assert_fifo_split(taken, drain(&*q), 4);
         both
     });
 }
@@ -284,7 +328,7 @@ fn mpmc_2p1c_full() {
             .collect();
         // One slot was freed, so at most one producer got in.
         assert!(pushed.len() <= 1, "{pushed:?}");
-        let left = drain_mp(&q);
+        let left = drain(&*q);
         assert_eq!(left[0], 1, "{left:?}");
         assert_eq!(&left[1..], &pushed[..]);
         !pushed.is_empty()
@@ -316,7 +360,7 @@ fn mpmc_1p2c_full() {
             let mut taken: Vec<u32> = mine.into_iter().chain(theirs).collect();
             taken.sort_unstable();
             assert_eq!(taken, [0, 1]);
-            assert_eq!(drain_mp(&q), pushed);
+            assert_eq!(drain(&*q), pushed);
             pushed.len() == 2
         },
     );
@@ -350,7 +394,7 @@ fn mpmc_2p1c_stale_copy() {
         let single_in = single.join().unwrap();
         // The consumer freed one slot, so after it at most two items fit: the bulk, or the
         // single one.
-        let left = drain_mp(&q);
+        let left = drain(&*q);
         match (bulk_in, single_in) {
             (true, false) => assert_eq!(left, [10, 11]),
             (false, true) => assert_eq!(left, [20]),
@@ -390,7 +434,7 @@ fn mpmc_1p2c_stale_copy() {
             let mut taken = pair.clone();
             taken.extend(one);
             assert!(pair.is_empty() || pair == [0, 1], "{pair:?}");
-            assert_fifo_split(taken, drain_mp(&q), 2);
+            assert_fifo_split(taken, drain(&*q), 2);
             !pair.is_empty()
         },
     );
@@ -422,70 +466,22 @@ fn mpmc_mixed() {
     });
 }
 
-/// Drains a `StampQueue` after all threads have joined, in order.
-fn drain_stamp<const N: usize>(q: &StampQueue<Item, N>) -> Vec<u32> {
-    let mut v = Vec::new();
-    while let Some(it) = q.dequeue() {
-        v.push(*it);
-    }
-    v
-}
-
-/// `StampQueue`: one producer pushes three items through a 2-slot ring while one consumer
-/// takes two, across the `u32` wrap of the indices; the third stays and is dropped with the
-/// queue. The producer's third item goes into a slot the consumer emptied.
+/// `StampQueue`: [`single_1p1c`] across the `u32` wrap of the indices.
 #[test]
 fn stamp_1p1c_wrap() {
-    model("the producer found the ring full and retried", || {
-        let q = Arc::new(StampQueue::<Item, 2>::with_start_index(u32::MAX));
-        let p = spawn_on(&q, |q| enqueue_all(3, |it| q.enqueue(it)));
-        let got = dequeue_count(2, || q.dequeue());
-        let retries = p.join().unwrap();
-        assert_eq!(got, [0, 1]);
-        assert_eq!(q.len(), 1);
-        retries > 0
-    });
+    single_1p1c::<StampQueue<Item, 2>>(u32::MAX);
 }
 
-/// `StampQueue`: two producers race for the tail while the consumer looks.
+/// `StampQueue`: [`single_2p1c`].
 #[test]
 fn stamp_2p1c() {
-    model("the consumer got an item while the producers ran", || {
-        let q = Arc::new(StampQueue::<Item, 2>::new());
-        let ps: Vec<_> = (0..2)
-            .map(|p| spawn_on(&q, move |q| assert!(q.enqueue(item(p)).is_ok())))
-            .collect();
-        let first = q.dequeue().map(|it| *it);
-        for p in ps {
-            p.join().unwrap();
-        }
-        let mut got: Vec<u32> = first.into_iter().collect();
-        got.extend(drain_stamp(&q));
-        got.sort_unstable();
-        assert_eq!(got, [0, 1]);
-        first.is_some()
-    });
+    single_2p1c::<StampQueue<Item, 2>>();
 }
 
-/// `StampQueue`: two consumers race for the head while the producer fills the ring.
+/// `StampQueue`: [`single_1p2c_wrap`].
 #[test]
 fn stamp_1p2c() {
-    model("both consumers got an item while the producer ran", || {
-        let q = Arc::new(StampQueue::<Item, 2>::with_start_index(u32::MAX));
-        let p = spawn_on(&q, move |q| {
-            for v in 0..2 {
-                assert!(q.enqueue(item(v)).is_ok());
-            }
-        });
-        let c = spawn_on(&q, move |q| q.dequeue().map(|it| *it));
-        let mine = q.dequeue().map(|it| *it);
-        let theirs = c.join().unwrap();
-        p.join().unwrap();
-        let taken: Vec<u32> = mine.into_iter().chain(theirs).collect();
-        let both = taken.len() == 2;
-        assert_fifo_split(taken, drain_stamp(&q), 2);
-        both
-    });
+    single_1p2c_wrap::<StampQueue<Item, 2>>();
 }
 
 /// `StampQueue`: a full 2-slot ring, one consumer taking an item while a producer offers one:
@@ -499,7 +495,7 @@ fn stamp_full_while_dequeue() {
         let c = spawn_on(&q, |q| q.dequeue().map(|it| *it));
         let went_in = q.enqueue(item(2)).is_ok();
         assert_eq!(c.join().unwrap(), Some(0));
-        let left = drain_stamp(&q);
+        let left = drain(&*q);
         assert_eq!(left, if went_in { vec![1, 2] } else { vec![1] });
         went_in
     });
