@@ -21,13 +21,13 @@ use super::sync::check_settled;
 use super::sync::wait_for_in_flight;
 use super::sync::{read_own_tail, wait_for, AtomicU32, Ordering};
 
-/// One side's pair of free-running indices: `head` and the cached `other_tail` on one cache
-/// line, `tail` alone on the next.
+/// One side's pair of free-running indices: `head` and the cached `other_tail` in one 128-byte
+/// block, `tail` alone in the next.
 ///
 /// `head` is where the next reservation on this side starts; `tail` is where the committed
 /// (finished) operations on this side end. See [`Ring`] for what they mean together. A side run
-/// by the single protocol does not use `head`: its one operation at a time reserves privately
-/// and starts where the last one committed, at `tail`.
+/// by the single protocol reserves privately, one operation at a time, from `head`, and its
+/// commit stores the new position in both: at rest `head == tail` on either kind of side.
 ///
 /// The other side reads only `tail` (to see what this side has committed); `head` and
 /// `other_tail` are this side's own. Keeping them on separate lines means that the other side
@@ -36,16 +36,21 @@ use super::sync::{read_own_tail, wait_for, AtomicU32, Ordering};
 /// back from the other side's. Only `tail`'s line travels between the sides. (The C original
 /// keeps each side's `head` and `tail` together on one line per side.)
 ///
-/// A single side reads its position from its own `tail` rather than keeping it in `head`: a
-/// store less per operation, for a load of the line that the other side polls. Across threads,
-/// one element per call, that was the faster of the two (see the crate's README).
+/// A single side reads its position from its own `head`, not from `tail`: a store more per
+/// operation, to a line no other thread touches, for no load of the line that the other side
+/// polls. That load would be on the operation's critical path (the position comes from it),
+/// and whenever the other side has just read the line it may have to come back from the other
+/// core; rtrb, which keeps its position in its handle, makes no such load. Across threads, one
+/// element per call, removing that load and the 64-byte blocks below brought the SPSC queue
+/// from 1.5 times rtrb's time toward rtrb's on the AMD host of docs/benchmarks.md ("alf_queue
+/// against its peers in userspace").
 ///
-/// The line size, 64 bytes, is one x86 cache line, the kernel's `L1_CACHE_BYTES` and the C
-/// original's `____cacheline_aligned_in_smp`: the two lines of each side and the slots each
-/// start a line of their own. Intel's adjacent-line prefetcher fetches lines in 128-byte pairs,
-/// which argues for 128 (crossbeam's `CachePadded` uses it); 128 was tried in the 1P1C
-/// benchmarks and made no difference that could be told from the noise of the loaded machine
-/// they ran on, so the kernel's value stays until an idle-machine run says otherwise.
+/// The block size, 128 bytes, is two x86 cache lines: Intel's adjacent-line prefetcher fetches
+/// lines in 128-byte-aligned pairs (and AMD's L2 prefetcher may fetch a line's neighbour), so
+/// with 64-byte blocks a side that polls the other side's `tail` may also pull in the other
+/// side's `head` line, which that side's next store must then take back; crossbeam's
+/// `CachePadded` and rtrb use 128 bytes on x86-64 for the same reason. The two blocks of each
+/// side and the slots each start a pair of lines of their own.
 ///
 /// # Invariants
 ///
@@ -56,10 +61,10 @@ use super::sync::{read_own_tail, wait_for, AtomicU32, Ordering};
 /// producers (consumers) store it in whatever order they run (see [`HeadTail::move_head`]).
 ///
 /// [`Ring`]: super::ring::Ring
-#[repr(C, align(64))]
+#[repr(C, align(128))]
 pub(crate) struct HeadTail {
-    /// End of the reservations made on this side (multi protocol only; a single side leaves it
-    /// at its initial value).
+    /// End of the reservations made on this side; on a single side, where its next operation
+    /// starts (what it has committed), read by no other thread.
     pub(crate) head: AtomicU32,
     /// The other side's `tail` as this side last read it.
     ///
@@ -67,16 +72,17 @@ pub(crate) struct HeadTail {
     /// enough room (items): an older tail only understates what is available, and the slots
     /// it covers were handed over by the acquire that read it.
     pub(crate) other_tail: AtomicU32,
-    /// End of the operations completed and published on this side, on a line of its own.
+    /// End of the operations completed and published on this side, in a block of its own.
     pub(crate) tail: OwnLine<AtomicU32>,
 }
 
-/// A value alone on a 64-byte cache line (see [`HeadTail`]); it dereferences to the value.
-#[repr(C, align(64))]
+/// A value alone in a 128-byte block, a pair of cache lines (see [`HeadTail`]); it
+/// dereferences to the value.
+#[repr(C, align(128))]
 pub(crate) struct OwnLine<T>(T);
 
 impl<T> OwnLine<T> {
-    /// Puts `value` on a line of its own.
+    /// Puts `value` in a block of its own.
     #[inline(always)]
     pub(crate) const fn new(value: T) -> Self {
         Self(value)
@@ -151,15 +157,16 @@ impl HeadTail {
         size: u32,
         n: u32,
     ) -> (u32, u32, bool) {
-        // A single side keeps no `head`: its reservation is private until the commit, so where
-        // it starts is where the last commit ended, its own `tail`.
-        let own = if MULTI { &self.head } else { &*self.tail };
+        // A single side's reservation is private until the commit, so where it starts is where
+        // the last commit ended: its `head`, which its commit moves with its `tail` (see
+        // `update_tail`), read from its own line rather than from the line the other side polls.
+        let own = &self.head;
         // A0: on a multi side, pairs with R1 (the successful head CAS) of the operation that
         // moved `head` to the value we read: the other-side tail it saw (through C0/C1 or A1)
         // happens before our A1 load, which therefore reads that value or a newer one. Without
         // it, `available` could be computed from a tail older than the one that justified the
-        // current head, and wrap around. On a single side, Relaxed: only this side writes its
-        // `tail`, and the caller orders our calls.
+        // current head, and wrap around. On a single side, Relaxed: only this side accesses its
+        // `head`, and the caller orders our calls.
         let mut head = own.load(if MULTI {
             Ordering::Acquire
         } else {
@@ -170,7 +177,7 @@ impl HeadTail {
         // reservation before ours has committed, their slot accesses happen before this load
         // and so before our R0, and tails cannot move again until we commit: what A3 would
         // give our commit, which therefore skips it (see `update_tail`). A single side reads
-        // nothing here (its `head` is its tail) and is always settled.
+        // nothing here (its `head` equals its tail) and is always settled.
         let seen = if MULTI {
             read_own_tail(&self.tail, head, Ordering::Acquire)
         } else {
@@ -268,8 +275,13 @@ impl HeadTail {
     /// one was made.
     #[inline(always)]
     pub(crate) fn update_tail<const MULTI: bool>(&self, head: u32, next: u32, settled: bool) {
-        // A single side has no other operation to tell about its reservation: it writes
-        // nothing but the tail, which is also where its next reservation starts.
+        // A single side has no other operation to tell about its reservation: besides the tail
+        // it writes only its `head`, where its next reservation starts. Relaxed: only this side
+        // reads it, and the caller orders this side's calls. INVARIANT: With the tail store
+        // below, `head == tail` again at rest.
+        if !MULTI {
+            self.head.store(next, Ordering::Relaxed);
+        }
         if MULTI && !settled {
             // A3: pairs with R0 of the operation of this side that reserved just before us,
             // when it publishes `tail == head`: its slot accesses happen before our R0 below,

@@ -47,6 +47,7 @@ C0 = "let cached = self.other_tail.load(if MULTI {\n                Ordering::Ac
 C1 = "if MULTI {\n                            Ordering::Release"
 STALE = "available.wrapping_sub(n) > size - n"
 AVAIL = "capacity.wrapping_add("
+HEAD = "self.head.store(next, Ordering::Relaxed);"
 MUTANTS = {}
 for side, other in (("prod", "cons"), ("cons", "prod")):
     MUTANTS.update({
@@ -72,6 +73,8 @@ for side, other in (("prod", "cons"), ("cons", "prod")):
                           f"the multi-{side} check for a cached {other}.tail older than its head removed"),
         f"{side}_offbyone": (side, AVAIL, "1u32.wrapping_add(capacity).wrapping_add(",
                              f"the {side} count of available entries off by one"),
+        f"spsc_{side}_head": (side, HEAD, "",
+                              f"the single-{side} commit no longer moves its {side}.head"),
     })
 
 # The StampQueue's mutants (stamp.rs), each applied inside one function: name -> (function,

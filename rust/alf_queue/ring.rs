@@ -35,10 +35,11 @@ use super::Error;
 /// - `prod.head .. cons.tail + N`: empty.
 ///
 /// On a side run by the single-producer (single-consumer) protocol, read `head` as that side's
-/// `tail` in the above: such a side does not publish its reservation and does not use its
-/// `head` field (which keeps its initial value). Its one operation at a time reserves
-/// `tail .. tail + k` privately and stores `tail` at its commit; until then those slots count
-/// as empty (full) above, and only that operation touches them.
+/// `tail` in the above: such a side does not publish its reservation. Its `head` field, which
+/// no other thread reads, equals its `tail` whenever no operation of the side is in progress;
+/// its one operation at a time reserves `tail .. tail + k` privately, starting from `head`, and
+/// stores both at its commit; until then those slots count as empty (full) above, and only that
+/// operation touches them.
 ///
 /// On each side `other_tail` is a value the other side's `tail` has had (see [`HeadTail`]); on
 /// a side run by the single-producer (single-consumer) protocol it is also no older than the
@@ -129,7 +130,8 @@ impl<T, const N: usize> Ring<T, N> {
     }
 
     /// Returns how many items the queue holds, as a snapshot that may be stale at once;
-    /// `MULTI` is the consumer side's protocol (a single consumer's position is its `tail`).
+    /// `MULTI` is the consumer side's protocol (a single consumer publishes its position in its
+    /// `tail` alone).
     ///
     /// The two indices are read at different times; the result is clamped to `0 ..= N`.
     #[inline]
@@ -626,7 +628,7 @@ impl<T, const N: usize> Drop for Ring<T, N> {
     fn drop(&mut self) {
         // Relaxed: `&mut self` means every operation has completed and its effects are visible
         // to us (whatever handed us `&mut` synchronised with the threads that used the ring).
-        // The consumers' `tail`, not `head`: a single consumer does not keep its `head`.
+        // The consumers' `tail`, which equals their `head` at rest on either kind of side.
         let cons_tail = self.cons.tail.load(Ordering::Relaxed);
         let prod_tail = self.prod.tail.load(Ordering::Relaxed);
         let n = prod_tail.wrapping_sub(cons_tail) as usize;

@@ -19,9 +19,10 @@ use super::Error;
 /// A bounded lock-free queue of `N` slots for one producer and one consumer at a time.
 ///
 /// The same ring as [`MpmcQueue`](super::MpmcQueue), but each side reserves privately, from
-/// its own tail, instead of with a compare-and-swap, and never waits for anyone: a relaxed load
-/// of its own tail, an acquire load of the other side's tail when its copy of it shows too
-/// little room, the copy, one release store of its own tail.
+/// its own position, instead of with a compare-and-swap, and never waits for anyone: a relaxed
+/// load of its position (its `head`, on a line of its own side's), an acquire load of the other
+/// side's tail when its copy of it shows too little room, the copy, a relaxed store of its new
+/// position and a release store of its tail.
 ///
 /// There are two ways to use it:
 ///
