@@ -137,8 +137,8 @@ impl HeadTail {
     /// that justified the current head).
     ///
     /// With `MULTI` the reservation is a compare-and-swap on `head`; without, it starts at this
-    /// side's `tail` and nothing is written: it stays private until [`HeadTail::update_tail`]
-    /// publishes it.
+    /// side's `head` (its position, which equals its `tail` at rest) and nothing is written: it
+    /// stays private until [`HeadTail::update_tail`] publishes it.
     ///
     /// A multi side reads its own `tail` before it reserves; the reservation is settled if that
     /// tail was where the reservation starts. The commit would otherwise read `tail` again,
