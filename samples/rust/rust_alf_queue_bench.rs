@@ -204,11 +204,12 @@ struct Setting {
 ///
 /// `kmalloc` serves 2-4 KiB from its 4 KiB size class, whose objects start on a page in the
 /// benchmark kernel (no slab debugging), as the queues do (larger powers of two, naturally
-/// aligned), whose indices all sit in their first 256 bytes. Elements stored at the page offset of
-/// an index that the next call loads are 4K aliasing on Intel cores: the load waits as if it
-/// depended on the store, in every call. Elements in the middle of a page are at the same
-/// distance from the indices of every queue, ours and the C's, in every set of data
-/// (docs/benchmarks.md, "alf_queue in the kernel").
+/// aligned), whose indices all sit in their first 512 bytes (ours, two 128-byte blocks a side;
+/// the C's in their first 256). Elements stored at the page offset of an index that the next
+/// call loads are 4K aliasing on Intel cores: the load waits as if it depended on the store, in
+/// every call. Elements in the middle of a page are at the same distance from the indices of
+/// every queue, ours and the C's, in every set of data (docs/benchmarks.md, "alf_queue in the
+/// kernel").
 #[repr(C)]
 struct MidPage<T> {
     _below: [u8; 1024],
