@@ -530,11 +530,9 @@ def compare_inline(d):
     """Where D has a kernel's tables with and without CONFIG_RUST_INLINE_HELPERS (uml and
     uml-noinline, make bench BENCH_NOINLINE=1): DIR/helpers-inline-<version>.md, the paired
     ratios of INLINE_RATIOS in each kernel, and each variant's median cycles in both."""
-    for name in sorted(os.listdir(d)):
-        m = re.fullmatch(r"(?P<bench>[a-z_]+)-uml-noinline-(?P<k>[\d.]+)\.json", name)
-        if not m or m["bench"] != "qmempool":
-            continue
-        k = m["k"]
+    kernels = sorted({m["k"] for m in (re.fullmatch(r"[a-z_]+-uml-noinline-(?P<k>[\d.]+)\.json", name)
+                                       for name in os.listdir(d)) if m})
+    for k in kernels:
         docs = {}
         for bench in ("slab_bulk", "qmempool", "skb_free"):
             for where in ("uml", "uml-noinline"):
