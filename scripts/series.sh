@@ -303,12 +303,13 @@ identity() {
 	exec 9>"$(dirname "$TREE")/.tree-$KVER.lock"
 	flock -s 9
 	# Python's bytecode caches (__pycache__/, written into the overlay tree when make test runs
-	# kunit.py there) are not the tree's content.
+	# kunit.py there) are not the tree's content, nor are scripts/tree.sh's bookkeeping files,
+	# .project-* at the top of the tree.
 	list() { (cd "$1" && find . -path ./.git -prune -o -name __pycache__ -prune -o ! -type d -print |
-		sed 's|^\./||' | grep -vxE '\.project-(stamp|files|patched|source)' | sort); }
+		sed 's|^\./||' | grep -vxE '\.project-[a-z]+' | sort); }
 	only_tree=$(comm -23 <(list "$TREE") <(list "$repo"))
 	only_series=$(comm -13 <(list "$TREE") <(list "$repo"))
-	differ=$(diff -rq --no-dereference -x .git -x .project-stamp -x .project-files -x .project-patched -x .project-source -x __pycache__ \
+	differ=$(diff -rq --no-dereference -x .git -x '.project-*' -x __pycache__ \
 		"$TREE" "$repo" | grep -v '^Only in ' || true)
 	[ -z "$only_series" ] || die "$KVER: only the series has:
 $only_series"
