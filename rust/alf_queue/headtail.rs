@@ -26,8 +26,8 @@ use super::sync::{read_own_tail, wait_for, AtomicU32, Ordering};
 ///
 /// `head` is where the next reservation on this side starts; `tail` is where the committed
 /// (finished) operations on this side end. See [`Ring`] for what they mean together. A side run
-/// by the single protocol reserves privately, one operation at a time, from `head`, and its
-/// commit stores the new position in both: at rest `head == tail` on either kind of side.
+/// by the single protocol does not use `head`: its one operation at a time reserves privately
+/// from its [`Position`] and publishes the new one in `tail`.
 ///
 /// The other side reads only `tail` (to see what this side has committed); `head` and
 /// `other_tail` are this side's own. Keeping them on separate lines means that the other side
@@ -35,15 +35,6 @@ use super::sync::{read_own_tail, wait_for, AtomicU32, Ordering};
 /// compare-and-swap of `head` finds its line in its own cache instead of waiting for it to come
 /// back from the other side's. Only `tail`'s line travels between the sides. (The C original
 /// keeps each side's `head` and `tail` together on one line per side.)
-///
-/// A single side reads its position from its own `head`, not from `tail`: a store more per
-/// operation, to a line no other thread touches, for no load of the line that the other side
-/// polls. That load would be on the operation's critical path (the position comes from it),
-/// and whenever the other side has just read the line it may have to come back from the other
-/// core; rtrb, which keeps its position in its handle, makes no such load. Across threads, one
-/// element per call, removing that load and the 64-byte blocks below brought the SPSC queue
-/// from 1.5 times rtrb's time toward rtrb's on the AMD host of docs/benchmarks.md ("alf_queue
-/// against its peers in userspace").
 ///
 /// The block size, 128 bytes, is two x86 cache lines: Intel's adjacent-line prefetcher fetches
 /// lines in 128-byte-aligned pairs (and AMD's L2 prefetcher may fetch a line's neighbour), so
@@ -63,8 +54,8 @@ use super::sync::{read_own_tail, wait_for, AtomicU32, Ordering};
 /// [`Ring`]: super::ring::Ring
 #[repr(C, align(128))]
 pub(crate) struct HeadTail {
-    /// End of the reservations made on this side; on a single side, where its next operation
-    /// starts (what it has committed), read by no other thread.
+    /// End of the reservations made on this side (multi protocol only; a single side leaves it
+    /// at its initial value).
     pub(crate) head: AtomicU32,
     /// The other side's `tail` as this side last read it.
     ///
@@ -95,6 +86,69 @@ impl<T> core::ops::Deref for OwnLine<T> {
     #[inline(always)]
     fn deref(&self) -> &T {
         &self.0
+    }
+}
+
+/// Where a side run by the single protocol starts its next operation: its position, which
+/// equals its `tail` whenever no operation of the side is in progress.
+///
+/// The position is private to the side (its reservation is), so it can live where the side's
+/// code finds it cheapest:
+///
+/// - in a handle that is the side's only user (`&mut u32`, the [`Producer`] and [`Consumer`] of
+///   an `SpscQueue`, as rtrb keeps it): an operation then loads nothing of the ring's indices
+///   but, when its copy of the other side's tail shows too little, that tail, and stores only
+///   its `tail`;
+/// - nowhere but in `tail` itself ([`OwnTail`]), for the `&self` methods, whose callers share
+///   no handle: a relaxed load of the word that the other side polls, at the start of every
+///   operation.
+///
+/// Across threads the load is on the critical path of every operation (the position comes
+/// from it) and its line may have to come back from the other core that has just read it; one
+/// element per call, that made the SPSC queue 1.5 times rtrb's time on the AMD host of
+/// docs/benchmarks.md before the handles kept their own copy. A shared copy in `head` instead,
+/// a store more per operation on a line of the side's own, cost the kernel's one-thread paths
+/// up to a tenth (docs/benchmarks.md, "alf_queue in the kernel").
+///
+/// A multi side's position is its `head`, read and moved by [`HeadTail::move_head`]; it takes
+/// [`OwnTail`] and never reads it.
+///
+/// [`Producer`]: super::Producer
+/// [`Consumer`]: super::Consumer
+pub(crate) trait Position {
+    /// Returns the position of the single side `side`.
+    fn get(&self, side: &HeadTail) -> u32;
+
+    /// Records `next` as the position, after the side's commit has published it in `tail`.
+    fn set(&mut self, next: u32);
+}
+
+/// The position of a single side that keeps no copy of it: its own `tail`.
+pub(crate) struct OwnTail;
+
+impl Position for OwnTail {
+    #[inline(always)]
+    fn get(&self, side: &HeadTail) -> u32 {
+        // Relaxed: only this side writes its `tail`, and the caller orders this side's calls.
+        side.tail.load(Ordering::Relaxed)
+    }
+
+    #[inline(always)]
+    fn set(&mut self, _next: u32) {}
+}
+
+/// A handle's copy of its side's position, kept by a handle that is the side's only user (its
+/// type invariant), so that the copy equals the side's `tail` whenever no operation of the side
+/// is in progress.
+impl Position for &mut u32 {
+    #[inline(always)]
+    fn get(&self, _side: &HeadTail) -> u32 {
+        **self
+    }
+
+    #[inline(always)]
+    fn set(&mut self, next: u32) {
+        **self = next;
     }
 }
 
@@ -137,7 +191,7 @@ impl HeadTail {
     /// that justified the current head).
     ///
     /// With `MULTI` the reservation is a compare-and-swap on `head`; without, it starts at this
-    /// side's `head` (its position, which equals its `tail` at rest) and nothing is written: it
+    /// side's position, `pos` (which equals its `tail` at rest), and nothing is written: it
     /// stays private until [`HeadTail::update_tail`] publishes it.
     ///
     /// A multi side reads its own `tail` before it reserves; the reservation is settled if that
@@ -148,36 +202,34 @@ impl HeadTail {
     /// # Safety
     ///
     /// If `!MULTI`, every other call of this side on this ring (of `move_head` and the
-    /// matching `update_tail`) happens before this one or after the matching `update_tail`.
+    /// matching `update_tail`) happens before this one or after the matching `update_tail`, and
+    /// `pos` is the side's position (see [`Position`]).
     #[inline(always)]
     pub(crate) unsafe fn move_head<const MULTI: bool, const FIXED: bool>(
         &self,
+        pos: &impl Position,
         other: &AtomicU32,
         capacity: u32,
         size: u32,
         n: u32,
     ) -> (u32, u32, bool) {
-        // A single side's reservation is private until the commit, so where it starts is where
-        // the last commit ended: its `head`, which its commit moves with its `tail` (see
-        // `update_tail`), read from its own line rather than from the line the other side polls.
-        let own = &self.head;
         // A0: on a multi side, pairs with R1 (the successful head CAS) of the operation that
         // moved `head` to the value we read: the other-side tail it saw (through C0/C1 or A1)
         // happens before our A1 load, which therefore reads that value or a newer one. Without
         // it, `available` could be computed from a tail older than the one that justified the
-        // current head, and wrap around. On a single side, Relaxed: only this side accesses its
-        // `head`, and the caller orders our calls.
-        let mut head = own.load(if MULTI {
-            Ordering::Acquire
+        // current head, and wrap around. A single side's reservation is private until the
+        // commit, so it starts where the last commit ended: its position.
+        let mut head = if MULTI {
+            self.head.load(Ordering::Acquire)
         } else {
-            Ordering::Relaxed
-        });
+            pos.get(self)
+        };
         // A4: on a multi side, pairs with R0 of the operation of this side that stored the
         // tail we read. If that tail is where our reservation starts (settled), every
         // reservation before ours has committed, their slot accesses happen before this load
         // and so before our R0, and tails cannot move again until we commit: what A3 would
         // give our commit, which therefore skips it (see `update_tail`). A single side reads
-        // nothing here (its `head` equals its tail) and is always settled.
+        // nothing here (its position is its tail) and is always settled.
         let seen = if MULTI {
             read_own_tail(&self.tail, head, Ordering::Acquire)
         } else {
@@ -268,20 +320,20 @@ impl HeadTail {
     }
 
     /// Publishes the entries `head .. next`, which this side reserved with
-    /// [`HeadTail::move_head`] and has finished with.
+    /// [`HeadTail::move_head`] and has finished with; on a single side, `next` is also its new
+    /// position, recorded in `pos`.
     ///
     /// With `MULTI`, first waits until every earlier reservation on this side has been
     /// committed, unless `settled` (from [`HeadTail::move_head`]) says they had been when this
     /// one was made.
     #[inline(always)]
-    pub(crate) fn update_tail<const MULTI: bool>(&self, head: u32, next: u32, settled: bool) {
-        // A single side has no other operation to tell about its reservation: besides the tail
-        // it writes only its `head`, where its next reservation starts. Relaxed: only this side
-        // reads it, and the caller orders this side's calls. INVARIANT: With the tail store
-        // below, `head == tail` again at rest.
-        if !MULTI {
-            self.head.store(next, Ordering::Relaxed);
-        }
+    pub(crate) fn update_tail<const MULTI: bool>(
+        &self,
+        pos: &mut impl Position,
+        head: u32,
+        next: u32,
+        settled: bool,
+    ) {
         if MULTI && !settled {
             // A3: pairs with R0 of the operation of this side that reserved just before us,
             // when it publishes `tail == head`: its slot accesses happen before our R0 below,
@@ -298,5 +350,9 @@ impl HeadTail {
         // accesses to the slots `head .. next` happen before its accesses to them.
         // INVARIANT: The slots `head .. next` pass to the other side.
         self.tail.store(next, Ordering::Release);
+        if !MULTI {
+            // INVARIANT: The position equals `tail` again.
+            pos.set(next);
+        }
     }
 }

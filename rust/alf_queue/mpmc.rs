@@ -3,6 +3,8 @@
 //! [`MpmcQueue`], the multi-producer multi-consumer queue.
 
 use super::batch::Batch;
+// A multi side keeps its position in its `head`; it passes `OwnTail`, which it never reads.
+use super::headtail::OwnTail;
 use super::queue::queue_common;
 use super::ring::Ring;
 use super::Error;
@@ -162,7 +164,7 @@ impl<T, const N: usize> MpmcQueue<T, N> {
     #[inline]
     pub fn enqueue(&self, item: T) -> Result<(), T> {
         // SAFETY: The multi-producer protocol needs no exclusivity.
-        unsafe { self.ring.enqueue_one::<true>(item) }
+        unsafe { self.ring.enqueue_one::<true>(OwnTail, item) }
     }
 
     /// Moves the oldest item out of the queue, if there is one.
@@ -171,7 +173,7 @@ impl<T, const N: usize> MpmcQueue<T, N> {
     #[inline]
     pub fn dequeue(&self) -> Option<T> {
         // SAFETY: The multi-consumer protocol needs no exclusivity.
-        unsafe { self.ring.dequeue_one::<true>() }
+        unsafe { self.ring.dequeue_one::<true>(OwnTail) }
     }
 
     /// Moves all the items of `batch` into the queue, or none.
@@ -204,7 +206,7 @@ impl<T, const N: usize> MpmcQueue<T, N> {
     #[inline(always)]
     pub fn enqueue_bulk<const K: usize>(&self, batch: &mut Batch<T, K>) -> Result<(), Error> {
         // SAFETY: The multi-producer protocol needs no exclusivity.
-        unsafe { self.ring.enqueue_batch::<true, true, K>(batch) }.map(|_| ())
+        unsafe { self.ring.enqueue_batch::<true, true, K>(OwnTail, batch) }.map(|_| ())
     }
 
     /// Moves as many of the first items of `batch` into the queue as fit now.
@@ -231,7 +233,7 @@ impl<T, const N: usize> MpmcQueue<T, N> {
     #[inline]
     pub fn enqueue_burst<const K: usize>(&self, batch: &mut Batch<T, K>) -> Result<usize, Error> {
         // SAFETY: The multi-producer protocol needs no exclusivity.
-        unsafe { self.ring.enqueue_batch::<true, false, K>(batch) }
+        unsafe { self.ring.enqueue_batch::<true, false, K>(OwnTail, batch) }
     }
 
     /// Appends exactly `n` of the oldest items to `batch`, or none.
@@ -263,7 +265,7 @@ impl<T, const N: usize> MpmcQueue<T, N> {
         n: usize,
     ) -> Result<(), Error> {
         // SAFETY: The multi-consumer protocol needs no exclusivity.
-        unsafe { self.ring.dequeue_batch::<true, true, K>(batch, n) }.map(|_| ())
+        unsafe { self.ring.dequeue_batch::<true, true, K>(OwnTail, batch, n) }.map(|_| ())
     }
 
     /// Appends up to `n` of the oldest items to `batch`, as many as are present.
@@ -277,7 +279,7 @@ impl<T, const N: usize> MpmcQueue<T, N> {
         n: usize,
     ) -> Result<usize, Error> {
         // SAFETY: The multi-consumer protocol needs no exclusivity.
-        unsafe { self.ring.dequeue_batch::<true, false, K>(batch, n) }
+        unsafe { self.ring.dequeue_batch::<true, false, K>(OwnTail, batch, n) }
     }
 
     /// Copies all of `items` into the queue, or none.
@@ -306,7 +308,7 @@ impl<T, const N: usize> MpmcQueue<T, N> {
         T: Copy,
     {
         // SAFETY: The multi-producer protocol needs no exclusivity.
-        unsafe { self.ring.enqueue_slice::<true, true>(items) }.map(|_| ())
+        unsafe { self.ring.enqueue_slice::<true, true>(OwnTail, items) }.map(|_| ())
     }
 
     /// Copies as many of the first of `items` into the queue as fit now.
@@ -334,7 +336,7 @@ impl<T, const N: usize> MpmcQueue<T, N> {
         T: Copy,
     {
         // SAFETY: The multi-producer protocol needs no exclusivity.
-        unsafe { self.ring.enqueue_slice::<true, false>(items) }
+        unsafe { self.ring.enqueue_slice::<true, false>(OwnTail, items) }
     }
 
     /// Fills `out` with the `out.len()` oldest items, or moves none.
@@ -349,7 +351,7 @@ impl<T, const N: usize> MpmcQueue<T, N> {
         T: Copy,
     {
         // SAFETY: The multi-consumer protocol needs no exclusivity.
-        unsafe { self.ring.dequeue_slice::<true, true>(out) }.map(|_| ())
+        unsafe { self.ring.dequeue_slice::<true, true>(OwnTail, out) }.map(|_| ())
     }
 
     /// Moves up to `out.len()` of the oldest items into the start of `out`, as many as are
@@ -363,6 +365,6 @@ impl<T, const N: usize> MpmcQueue<T, N> {
         T: Copy,
     {
         // SAFETY: The multi-consumer protocol needs no exclusivity.
-        unsafe { self.ring.dequeue_slice::<true, false>(out) }
+        unsafe { self.ring.dequeue_slice::<true, false>(OwnTail, out) }
     }
 }

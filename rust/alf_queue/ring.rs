@@ -9,7 +9,7 @@
 //! [`SpscQueue`]: super::SpscQueue
 
 use super::batch::Batch;
-use super::headtail::HeadTail;
+use super::headtail::{HeadTail, Position};
 #[cfg(not(loom))]
 use super::slots::Runs;
 use super::slots::{In, Out, Slots, Way};
@@ -35,11 +35,11 @@ use super::Error;
 /// - `prod.head .. cons.tail + N`: empty.
 ///
 /// On a side run by the single-producer (single-consumer) protocol, read `head` as that side's
-/// `tail` in the above: such a side does not publish its reservation. Its `head` field, which
-/// no other thread reads, equals its `tail` whenever no operation of the side is in progress;
-/// its one operation at a time reserves `tail .. tail + k` privately, starting from `head`, and
-/// stores both at its commit; until then those slots count as empty (full) above, and only that
-/// operation touches them.
+/// `tail` in the above: such a side does not publish its reservation, and leaves its `head`
+/// field at its initial value. Its one operation at a time reserves `tail .. tail + k`
+/// privately, starting from its [`Position`] (which equals `tail` whenever no operation of the
+/// side is in progress), and publishes the new `tail` at its commit; until then those slots
+/// count as empty (full) above, and only that operation touches them.
 ///
 /// On each side `other_tail` is a value the other side's `tail` has had (see [`HeadTail`]); on
 /// a side run by the single-producer (single-consumer) protocol it is also no older than the
@@ -161,18 +161,23 @@ impl<T, const N: usize> Ring<T, N> {
     /// # Safety
     ///
     /// If `!MULTI`, the caller orders this call with every other producer-side call on this
-    /// ring by happens-before (see [`HeadTail::move_head`]).
+    /// ring by happens-before, and `pos` is the producer side's position (see
+    /// [`HeadTail::move_head`]).
     #[inline(always)]
-    pub(crate) unsafe fn enqueue_one<const MULTI: bool>(&self, item: T) -> Result<(), T> {
+    pub(crate) unsafe fn enqueue_one<const MULTI: bool>(
+        &self,
+        mut pos: impl Position,
+        item: T,
+    ) -> Result<(), T> {
         // SAFETY: The caller's guarantee is the one `reserve` requires; `1 <= N`.
-        let (head, k, settled) = unsafe { Prod::reserve::<MULTI, true>(self, 1) };
+        let (head, k, settled) = unsafe { Prod::reserve::<MULTI, true>(self, &pos, 1) };
         if k == 0 {
             return Err(item);
         }
         // SAFETY: `reserve` reserved the empty slot `head` to us, and A1 (or C0) ordered the
         // consumer's read of its last item before this write.
         unsafe { self.slots.write_one(head, item) };
-        Prod::own(self).update_tail::<MULTI>(head, head.wrapping_add(1), settled);
+        Prod::own(self).update_tail::<MULTI>(&mut pos, head, head.wrapping_add(1), settled);
         Ok(())
     }
 
@@ -181,18 +186,22 @@ impl<T, const N: usize> Ring<T, N> {
     /// # Safety
     ///
     /// If `!MULTI`, the caller orders this call with every other consumer-side call on this
-    /// ring by happens-before (see [`HeadTail::move_head`]).
+    /// ring by happens-before, and `pos` is the consumer side's position (see
+    /// [`HeadTail::move_head`]).
     #[inline(always)]
-    pub(crate) unsafe fn dequeue_one<const MULTI: bool>(&self) -> Option<T> {
+    pub(crate) unsafe fn dequeue_one<const MULTI: bool>(
+        &self,
+        mut pos: impl Position,
+    ) -> Option<T> {
         // SAFETY: The caller's guarantee is the one `reserve` requires; `1 <= N`.
-        let (head, k, settled) = unsafe { Cons::reserve::<MULTI, true>(self, 1) };
+        let (head, k, settled) = unsafe { Cons::reserve::<MULTI, true>(self, &pos, 1) };
         if k == 0 {
             return None;
         }
         // SAFETY: `reserve` reserved the full slot `head` to us, and A1 (or C0) made its write
         // visible; we treat it as empty from now on.
         let item = unsafe { self.slots.read_one(head) };
-        Cons::own(self).update_tail::<MULTI>(head, head.wrapping_add(1), settled);
+        Cons::own(self).update_tail::<MULTI>(&mut pos, head, head.wrapping_add(1), settled);
         Some(item)
     }
 
@@ -208,6 +217,7 @@ impl<T, const N: usize> Ring<T, N> {
     #[inline(always)]
     pub(crate) unsafe fn enqueue_batch<const MULTI: bool, const FIXED: bool, const K: usize>(
         &self,
+        pos: impl Position,
         batch: &mut Batch<T, K>,
     ) -> Result<usize, Error> {
         let len = batch.len();
@@ -234,7 +244,7 @@ impl<T, const N: usize> Ring<T, N> {
         // SAFETY: The caller's guarantee is the one `transfer` requires; the batch holds
         // `len <= N` initialised items at `src`, outside the ring, only read from here, and
         // `moved` gives up the ones moved; it cannot panic.
-        unsafe { self.transfer::<Prod, MULTI, FIXED>(src.cast_mut(), len, moved) }
+        unsafe { self.transfer::<Prod, MULTI, FIXED>(pos, src.cast_mut(), len, moved) }
     }
 
     /// Appends up to `n` of the oldest items to `batch`: exactly `n` or none if `FIXED`, as
@@ -249,6 +259,7 @@ impl<T, const N: usize> Ring<T, N> {
     #[inline(always)]
     pub(crate) unsafe fn dequeue_batch<const MULTI: bool, const FIXED: bool, const K: usize>(
         &self,
+        pos: impl Position,
         batch: &mut Batch<T, K>,
         n: usize,
     ) -> Result<usize, Error> {
@@ -272,7 +283,7 @@ impl<T, const N: usize> Ring<T, N> {
         // SAFETY: The caller's guarantee is the one `transfer` requires; `n <= N`, and the
         // batch has room for `n <= K - len` items at `dst`, outside the ring, which `moved`
         // takes; it cannot panic.
-        unsafe { self.transfer::<Cons, MULTI, FIXED>(dst, n, moved) }
+        unsafe { self.transfer::<Cons, MULTI, FIXED>(pos, dst, n, moved) }
     }
 
     /// Copies `items` into the queue: all or none if `FIXED`, as many of the first ones as fit
@@ -287,6 +298,7 @@ impl<T, const N: usize> Ring<T, N> {
     #[inline(always)]
     pub(crate) unsafe fn enqueue_slice<const MULTI: bool, const FIXED: bool>(
         &self,
+        pos: impl Position,
         items: &[T],
     ) -> Result<usize, Error>
     where
@@ -299,7 +311,7 @@ impl<T, const N: usize> Ring<T, N> {
         // `len <= N` initialised items outside the ring, only read from. `T: Copy`: the copies
         // in the ring are items of their own, and the slice keeps its.
         unsafe {
-            self.transfer::<Prod, MULTI, FIXED>(items.as_ptr().cast_mut(), items.len(), |_| ())
+            self.transfer::<Prod, MULTI, FIXED>(pos, items.as_ptr().cast_mut(), items.len(), |_| ())
         }
     }
 
@@ -315,6 +327,7 @@ impl<T, const N: usize> Ring<T, N> {
     #[inline(always)]
     pub(crate) unsafe fn dequeue_slice<const MULTI: bool, const FIXED: bool>(
         &self,
+        pos: impl Position,
         out: &mut [T],
     ) -> Result<usize, Error>
     where
@@ -325,7 +338,7 @@ impl<T, const N: usize> Ring<T, N> {
         }
         // SAFETY: The caller's guarantee is the one `transfer` requires; `out` has room for
         // `len <= N` items, outside the ring. `T: Copy`: the values overwritten need no drop.
-        unsafe { self.transfer::<Cons, MULTI, FIXED>(out.as_mut_ptr(), out.len(), |_| ()) }
+        unsafe { self.transfer::<Cons, MULTI, FIXED>(pos, out.as_mut_ptr(), out.len(), |_| ()) }
     }
 
     /// A bulk or burst of up to `n` entries between `buf` and the ring, on side `S`: reserves
@@ -352,12 +365,13 @@ impl<T, const N: usize> Ring<T, N> {
     #[inline(always)]
     unsafe fn transfer<S: Side<T, N>, const MULTI: bool, const FIXED: bool>(
         &self,
+        mut pos: impl Position,
         buf: *mut T,
         n: usize,
         moved: impl FnOnce(usize),
     ) -> Result<usize, Error> {
         // SAFETY: Forwarded from the caller.
-        let (head, k, settled) = unsafe { S::reserve::<MULTI, FIXED>(self, n) };
+        let (head, k, settled) = unsafe { S::reserve::<MULTI, FIXED>(self, &pos, n) };
         if k == 0 {
             return none_moved::<FIXED>(n, S::SHORT);
         }
@@ -369,7 +383,7 @@ impl<T, const N: usize> Ring<T, N> {
         // C0) made visible, which `buf` has room for and which we treat as empty from now on.
         unsafe { self.slots.copy::<S::Way>(head, buf, k) };
         moved(k);
-        S::own(self).update_tail::<MULTI>(head, head.wrapping_add(k as u32), settled);
+        S::own(self).update_tail::<MULTI>(&mut pos, head, head.wrapping_add(k as u32), settled);
         Ok(k)
     }
 
@@ -391,15 +405,16 @@ impl<T, const N: usize> Ring<T, N> {
     #[inline(always)]
     pub(crate) unsafe fn enqueue_with<const FIXED: bool>(
         &self,
+        pos: impl Position,
         n: usize,
         make: impl FnMut(usize) -> T,
     ) -> Result<usize, Error> {
         // SAFETY: Forwarded from the caller.
-        let (head, k) = unsafe { self.reserve_single::<Prod, FIXED>(n) }?;
+        let (head, k) = unsafe { self.reserve_single::<Prod, FIXED>(&pos, n) }?;
         if k == 0 {
             return Ok(0);
         }
-        let mut commit = SingleCommit::new(Prod::own(self), head);
+        let mut commit = SingleCommit::new(Prod::own(self), pos, head);
         // SAFETY: `reserve_single` reserved the `k <= n <= N` empty slots from `head` to us,
         // and A1 (or C0) ordered the consumer's reads of their last items before these writes.
         unsafe { self.slots.fill_with(head, k, &mut commit.done, make) };
@@ -419,15 +434,16 @@ impl<T, const N: usize> Ring<T, N> {
     #[inline(always)]
     pub(crate) unsafe fn dequeue_with<const FIXED: bool>(
         &self,
+        pos: impl Position,
         n: usize,
         take: impl FnMut(T),
     ) -> Result<usize, Error> {
         // SAFETY: Forwarded from the caller.
-        let (head, k) = unsafe { self.reserve_single::<Cons, FIXED>(n) }?;
+        let (head, k) = unsafe { self.reserve_single::<Cons, FIXED>(&pos, n) }?;
         if k == 0 {
             return Ok(0);
         }
-        let mut commit = SingleCommit::new(Cons::own(self), head);
+        let mut commit = SingleCommit::new(Cons::own(self), pos, head);
         // SAFETY: `reserve_single` reserved the `k <= n <= N` full slots from `head` to us,
         // and A1 (or C0) made the producer's writes to them visible.
         unsafe { self.slots.drain_with(head, k, &mut commit.done, take) };
@@ -447,17 +463,18 @@ impl<T, const N: usize> Ring<T, N> {
     #[inline(always)]
     pub(crate) unsafe fn lend<'a, S: Side<T, N>, const FIXED: bool, C>(
         &'a self,
+        pos: &'a mut u32,
         n: usize,
         chunk: unsafe fn(Runs<T>, SingleCommit<'a>) -> C,
     ) -> Result<C, Error> {
         // SAFETY: Forwarded from the caller.
-        let (head, k) = unsafe { self.reserve_single::<S, FIXED>(n) }?;
+        let (head, k) = unsafe { self.reserve_single::<S, FIXED>(&pos, n) }?;
         let runs = self.slots.run_ptrs(head, k);
         // SAFETY: `reserve_single` reserved the `k <= N` entries of `runs` to us until the
         // commit: for a producer (`WriteChunk`), empty slots, and A1 (or C0) ordered the
         // consumer's reads of their last items before whatever the caller writes; for a
         // consumer (`ReadChunk`), full slots, whose writes A1 (or C0) made visible.
-        Ok(unsafe { chunk(runs, SingleCommit::new(S::own(self), head)) })
+        Ok(unsafe { chunk(runs, SingleCommit::new(S::own(self), pos, head)) })
     }
 
     /// Reserves up to `n` entries for a single side `S`: empty slots for the producer, items
@@ -476,13 +493,14 @@ impl<T, const N: usize> Ring<T, N> {
     #[inline(always)]
     unsafe fn reserve_single<S: Side<T, N>, const FIXED: bool>(
         &self,
+        pos: &impl Position,
         n: usize,
     ) -> Result<(u32, usize), Error> {
         if n > N {
             return Err(Error::TooLarge);
         }
         // SAFETY: Forwarded from the caller; `n <= N`.
-        let (head, k, _) = unsafe { S::reserve::<false, FIXED>(self, n) };
+        let (head, k, _) = unsafe { S::reserve::<false, FIXED>(self, pos, n) };
         if k == 0 {
             return none_moved::<FIXED>(n, S::SHORT).map(|_| (head, 0));
         }
@@ -514,9 +532,11 @@ pub(crate) trait Side<T, const N: usize> {
     /// # Safety
     ///
     /// `n <= N`. If `!MULTI`, the caller orders this call with every other call of this side
-    /// on `ring` by happens-before (see [`HeadTail::move_head`]).
+    /// on `ring` by happens-before, and `pos` is this side's position (see
+    /// [`HeadTail::move_head`]).
     unsafe fn reserve<const MULTI: bool, const FIXED: bool>(
         ring: &Ring<T, N>,
+        pos: &impl Position,
         n: usize,
     ) -> (u32, u32, bool);
 }
@@ -546,12 +566,14 @@ macro_rules! side {
             #[inline(always)]
             unsafe fn reserve<const MULTI: bool, const FIXED: bool>(
                 ring: &Ring<T, N>,
+                pos: &impl Position,
                 n: usize,
             ) -> (u32, u32, bool) {
                 // SAFETY: The caller's guarantee is the one `move_head` requires; `n <= N` fits
                 // a `u32` because `N` does (`Ring::CAP`).
                 unsafe {
                     ring.$own.move_head::<MULTI, FIXED>(
+                        pos,
                         &ring.$other.tail,
                         $capacity,
                         Ring::<T, N>::CAP,
@@ -589,38 +611,45 @@ fn none_moved<const FIXED: bool>(n: usize, short: Error) -> Result<usize, Error>
 }
 
 /// The commit of a reservation on a single side (producer or consumer), run when dropped: it
-/// publishes the first `done` entries from `head`, also when the caller's code panics partway.
+/// publishes the first `done` entries from `head`, and records the side's new position in
+/// `pos`, also when the caller's code panics partway.
+///
+/// `P` is where the side keeps its position (see [`Position`]): a handle's copy, for the chunks
+/// that a handle lends, by default.
 ///
 /// # Invariants
 ///
-/// The side runs the single protocol, this guard's owner reserved `head .. head + k` on it with
-/// `move_head`, `done <= k`, and the entries `head .. head + done` are finished (filled by a
-/// producer, emptied by a consumer).
-pub(crate) struct SingleCommit<'a> {
+/// The side runs the single protocol, `pos` is its position, this guard's owner reserved
+/// `head .. head + k` on it with `move_head` from that position, `done <= k`, and the entries
+/// `head .. head + done` are finished (filled by a producer, emptied by a consumer).
+pub(crate) struct SingleCommit<'a, P: Position = &'a mut u32> {
     side: &'a HeadTail,
+    pos: P,
     head: u32,
     pub(crate) done: usize,
 }
 
-impl<'a> SingleCommit<'a> {
+impl<'a, P: Position> SingleCommit<'a, P> {
     #[inline(always)]
-    pub(crate) fn new(side: &'a HeadTail, head: u32) -> Self {
+    pub(crate) fn new(side: &'a HeadTail, pos: P, head: u32) -> Self {
         // INVARIANT: Nothing is finished yet.
         Self {
             side,
+            pos,
             head,
             done: 0,
         }
     }
 }
 
-impl Drop for SingleCommit<'_> {
+impl<P: Position> Drop for SingleCommit<'_, P> {
     #[inline(always)]
     fn drop(&mut self) {
         // A single side may commit fewer entries than it reserved: it never published the
-        // reservation, and its `tail` is also where its next one starts.
+        // reservation, and where its commit ends is also where its next one starts.
+        let next = self.head.wrapping_add(self.done as u32);
         self.side
-            .update_tail::<false>(self.head, self.head.wrapping_add(self.done as u32), true);
+            .update_tail::<false>(&mut self.pos, self.head, next, true);
     }
 }
 
@@ -628,7 +657,8 @@ impl<T, const N: usize> Drop for Ring<T, N> {
     fn drop(&mut self) {
         // Relaxed: `&mut self` means every operation has completed and its effects are visible
         // to us (whatever handed us `&mut` synchronised with the threads that used the ring).
-        // The consumers' `tail`, which equals their `head` at rest on either kind of side.
+        // The consumers' `tail`: at rest, a multi side's `head` equals it and a single side's
+        // position is it.
         let cons_tail = self.cons.tail.load(Ordering::Relaxed);
         let prod_tail = self.prod.tail.load(Ordering::Relaxed);
         let n = prod_tail.wrapping_sub(cons_tail) as usize;

@@ -10,19 +10,21 @@ use core::marker::PhantomData;
 use super::batch::Batch;
 #[cfg(not(loom))]
 use super::chunk::{ReadChunk, WriteChunk};
+use super::headtail::OwnTail;
 use super::queue::queue_common;
 use super::ring::Ring;
 #[cfg(not(loom))]
 use super::ring::{Cons, Prod};
+use super::sync::Ordering;
 use super::Error;
 
 /// A bounded lock-free queue of `N` slots for one producer and one consumer at a time.
 ///
 /// The same ring as [`MpmcQueue`](super::MpmcQueue), but each side reserves privately, from
-/// its own position, instead of with a compare-and-swap, and never waits for anyone: a relaxed
-/// load of its position (its `head`, on a line of its own side's), an acquire load of the other
-/// side's tail when its copy of it shows too little room, the copy, a relaxed store of its new
-/// position and a release store of its tail.
+/// its own position, instead of with a compare-and-swap, and never waits for anyone: an acquire
+/// load of the other side's tail when its copy of it shows too little room, the copy, and a
+/// release store of its tail. A [`Producer`] or [`Consumer`] keeps its position in the handle;
+/// the `&self` methods read it from the side's tail (a relaxed load).
 ///
 /// There are two ways to use it:
 ///
@@ -138,15 +140,21 @@ impl<T, const N: usize> SpscQueue<T, N> {
     #[inline]
     pub fn split(&mut self) -> (Producer<'_, T, N>, Consumer<'_, T, N>) {
         let queue: &Self = self;
+        // Relaxed: `&mut self` orders every earlier operation before this.
+        let prod = queue.ring.prod.tail.load(Ordering::Relaxed);
+        let cons = queue.ring.cons.tail.load(Ordering::Relaxed);
         // INVARIANT: We hold the only reference to the queue for `'_` and hand out exactly
-        // one producer and one consumer.
+        // one producer and one consumer, each with its side's position: with no operation in
+        // progress, its `tail`.
         (
             Producer {
                 queue,
+                pos: prod,
                 _not_sync: PhantomData,
             },
             Consumer {
                 queue,
+                pos: cons,
                 _not_sync: PhantomData,
             },
         )
@@ -168,7 +176,7 @@ impl<T, const N: usize> SpscQueue<T, N> {
     #[inline]
     pub unsafe fn enqueue(&self, item: T) -> Result<(), T> {
         // SAFETY: Producer-side calls are ordered by happens-before, by our caller's guarantee.
-        unsafe { self.ring.enqueue_one::<false>(item) }
+        unsafe { self.ring.enqueue_one::<false>(OwnTail, item) }
     }
 
     /// Moves all the items of `batch` into the queue, or none; see
@@ -183,7 +191,7 @@ impl<T, const N: usize> SpscQueue<T, N> {
         batch: &mut Batch<T, K>,
     ) -> Result<(), Error> {
         // SAFETY: Producer-side calls are ordered by happens-before, by our caller's guarantee.
-        unsafe { self.ring.enqueue_batch::<false, true, K>(batch) }.map(|_| ())
+        unsafe { self.ring.enqueue_batch::<false, true, K>(OwnTail, batch) }.map(|_| ())
     }
 
     /// Moves as many of the first items of `batch` into the queue as fit; see
@@ -198,7 +206,7 @@ impl<T, const N: usize> SpscQueue<T, N> {
         batch: &mut Batch<T, K>,
     ) -> Result<usize, Error> {
         // SAFETY: Producer-side calls are ordered by happens-before, by our caller's guarantee.
-        unsafe { self.ring.enqueue_batch::<false, false, K>(batch) }
+        unsafe { self.ring.enqueue_batch::<false, false, K>(OwnTail, batch) }
     }
 
     /// Moves the oldest item out of the queue, if there is one.
@@ -210,7 +218,7 @@ impl<T, const N: usize> SpscQueue<T, N> {
     #[inline]
     pub unsafe fn dequeue(&self) -> Option<T> {
         // SAFETY: Consumer-side calls are ordered by happens-before, by our caller's guarantee.
-        unsafe { self.ring.dequeue_one::<false>() }
+        unsafe { self.ring.dequeue_one::<false>(OwnTail) }
     }
 
     /// Appends exactly `n` of the oldest items to `batch`, or none; see
@@ -226,7 +234,7 @@ impl<T, const N: usize> SpscQueue<T, N> {
         n: usize,
     ) -> Result<(), Error> {
         // SAFETY: Consumer-side calls are ordered by happens-before, by our caller's guarantee.
-        unsafe { self.ring.dequeue_batch::<false, true, K>(batch, n) }.map(|_| ())
+        unsafe { self.ring.dequeue_batch::<false, true, K>(OwnTail, batch, n) }.map(|_| ())
     }
 
     /// Appends up to `n` of the oldest items to `batch`; see
@@ -242,7 +250,10 @@ impl<T, const N: usize> SpscQueue<T, N> {
         n: usize,
     ) -> Result<usize, Error> {
         // SAFETY: Consumer-side calls are ordered by happens-before, by our caller's guarantee.
-        unsafe { self.ring.dequeue_batch::<false, false, K>(batch, n) }
+        unsafe {
+            self.ring
+                .dequeue_batch::<false, false, K>(OwnTail, batch, n)
+        }
     }
 
     /// Copies all of `items` into the queue, or none; see
@@ -257,7 +268,7 @@ impl<T, const N: usize> SpscQueue<T, N> {
         T: Copy,
     {
         // SAFETY: Producer-side calls are ordered by happens-before, by our caller's guarantee.
-        unsafe { self.ring.enqueue_slice::<false, true>(items) }.map(|_| ())
+        unsafe { self.ring.enqueue_slice::<false, true>(OwnTail, items) }.map(|_| ())
     }
 
     /// Copies as many of the first of `items` into the queue as fit; see
@@ -272,7 +283,7 @@ impl<T, const N: usize> SpscQueue<T, N> {
         T: Copy,
     {
         // SAFETY: Producer-side calls are ordered by happens-before, by our caller's guarantee.
-        unsafe { self.ring.enqueue_slice::<false, false>(items) }
+        unsafe { self.ring.enqueue_slice::<false, false>(OwnTail, items) }
     }
 
     /// Fills `out` with the `out.len()` oldest items, or moves none; see
@@ -287,7 +298,7 @@ impl<T, const N: usize> SpscQueue<T, N> {
         T: Copy,
     {
         // SAFETY: Consumer-side calls are ordered by happens-before, by our caller's guarantee.
-        unsafe { self.ring.dequeue_slice::<false, true>(out) }.map(|_| ())
+        unsafe { self.ring.dequeue_slice::<false, true>(OwnTail, out) }.map(|_| ())
     }
 
     /// Moves up to `out.len()` of the oldest items into the start of `out`; see
@@ -302,7 +313,7 @@ impl<T, const N: usize> SpscQueue<T, N> {
         T: Copy,
     {
         // SAFETY: Consumer-side calls are ordered by happens-before, by our caller's guarantee.
-        unsafe { self.ring.dequeue_slice::<false, false>(out) }
+        unsafe { self.ring.dequeue_slice::<false, false>(OwnTail, out) }
     }
 
     /// Moves `n` items into the queue, or none, writing each straight into its slot; see
@@ -318,7 +329,7 @@ impl<T, const N: usize> SpscQueue<T, N> {
         make: impl FnMut(usize) -> T,
     ) -> Result<(), Error> {
         // SAFETY: Producer-side calls are ordered by happens-before, by our caller's guarantee.
-        unsafe { self.ring.enqueue_with::<true>(n, make) }.map(|_| ())
+        unsafe { self.ring.enqueue_with::<true>(OwnTail, n, make) }.map(|_| ())
     }
 
     /// Moves up to `n` items into the queue, as many as fit, writing each straight into its
@@ -334,7 +345,7 @@ impl<T, const N: usize> SpscQueue<T, N> {
         make: impl FnMut(usize) -> T,
     ) -> Result<usize, Error> {
         // SAFETY: Producer-side calls are ordered by happens-before, by our caller's guarantee.
-        unsafe { self.ring.enqueue_with::<false>(n, make) }
+        unsafe { self.ring.enqueue_with::<false>(OwnTail, n, make) }
     }
 
     /// Moves exactly `n` of the oldest items out of the queue, or none, passing each to `take`;
@@ -346,7 +357,7 @@ impl<T, const N: usize> SpscQueue<T, N> {
     #[inline]
     pub unsafe fn dequeue_bulk_with(&self, n: usize, take: impl FnMut(T)) -> Result<(), Error> {
         // SAFETY: Consumer-side calls are ordered by happens-before, by our caller's guarantee.
-        unsafe { self.ring.dequeue_with::<true>(n, take) }.map(|_| ())
+        unsafe { self.ring.dequeue_with::<true>(OwnTail, n, take) }.map(|_| ())
     }
 
     /// Moves up to `n` of the oldest items out of the queue, passing each to `take`; see
@@ -358,7 +369,7 @@ impl<T, const N: usize> SpscQueue<T, N> {
     #[inline]
     pub unsafe fn dequeue_burst_with(&self, n: usize, take: impl FnMut(T)) -> Result<usize, Error> {
         // SAFETY: Consumer-side calls are ordered by happens-before, by our caller's guarantee.
-        unsafe { self.ring.dequeue_with::<false>(n, take) }
+        unsafe { self.ring.dequeue_with::<false>(OwnTail, n, take) }
     }
 }
 
@@ -398,19 +409,21 @@ macro_rules! handle_common {
             #[cfg(not(loom))]
             #[inline]
             pub fn $chunk(&mut self, n: usize) -> Result<$Chunk<'_, T>, Error> {
-                // SAFETY: By the type invariant we are the only handle of our side, and
-                // `&mut self` orders our own calls by happens-before (moving the handle to
-                // another thread synchronises); the chunk borrows `self` until it commits, and
-                // is the one of our side.
-                unsafe { self.queue.ring.lend::<$Side, true, _>(n, $Chunk::new) }
+                let queue = self.queue;
+                // SAFETY: By the type invariant we are the only handle of our side, `pos` is its
+                // position, and `&mut self` orders our own calls by happens-before (moving the
+                // handle to another thread synchronises); the chunk borrows `self` (and `pos`)
+                // until it commits, and is the one of our side.
+                unsafe { queue.ring.lend::<$Side, true, _>(&mut self.pos, n, $Chunk::new) }
             }
 
             $(#[$burst_doc])*
             #[cfg(not(loom))]
             #[inline]
             pub fn $chunk_burst(&mut self, n: usize) -> Result<$Chunk<'_, T>, Error> {
+                let queue = self.queue;
                 // SAFETY: As in the all-or-nothing form above.
-                unsafe { self.queue.ring.lend::<$Side, false, _>(n, $Chunk::new) }
+                unsafe { queue.ring.lend::<$Side, false, _>(&mut self.pos, n, $Chunk::new) }
             }
         }
 
@@ -431,9 +444,12 @@ macro_rules! handle_common {
 /// # Invariants
 ///
 /// While it exists it is the only producer of `queue`: [`SpscQueue::split`] borrowed the queue
-/// mutably for `'a` and created one `Producer`.
+/// mutably for `'a` and created one `Producer`. `pos` is the producer side's position: the ring's
+/// `prod.tail` whenever no operation of this handle is in progress.
 pub struct Producer<'a, T, const N: usize> {
     queue: &'a SpscQueue<T, N>,
+    /// The producer side's position, where its next operation starts.
+    pos: u32,
     _not_sync: PhantomData<Cell<()>>,
 }
 
@@ -441,9 +457,10 @@ impl<T, const N: usize> Producer<'_, T, N> {
     /// Moves `item` into the queue, or hands it back if the queue is full.
     #[inline]
     pub fn enqueue(&mut self, item: T) -> Result<(), T> {
-        // SAFETY: By the type invariant we are the only producer, and `&mut self` orders our own
-        // calls by happens-before (moving the handle to another thread synchronises).
-        unsafe { self.queue.enqueue(item) }
+        // SAFETY: By the type invariant we are the only producer and `pos` is our position;
+        // `&mut self` orders our own calls by happens-before (moving the handle to another
+        // thread synchronises).
+        unsafe { self.queue.ring.enqueue_one::<false>(&mut self.pos, item) }
     }
 
     /// Moves all the items of `batch` into the queue, or none; see
@@ -451,7 +468,12 @@ impl<T, const N: usize> Producer<'_, T, N> {
     #[inline]
     pub fn enqueue_bulk<const K: usize>(&mut self, batch: &mut Batch<T, K>) -> Result<(), Error> {
         // SAFETY: As in `enqueue`.
-        unsafe { self.queue.enqueue_bulk(batch) }
+        unsafe {
+            self.queue
+                .ring
+                .enqueue_batch::<false, true, K>(&mut self.pos, batch)
+        }
+        .map(|_| ())
     }
 
     /// Moves as many of the first items of `batch` into the queue as fit; see
@@ -462,7 +484,11 @@ impl<T, const N: usize> Producer<'_, T, N> {
         batch: &mut Batch<T, K>,
     ) -> Result<usize, Error> {
         // SAFETY: As in `enqueue`.
-        unsafe { self.queue.enqueue_burst(batch) }
+        unsafe {
+            self.queue
+                .ring
+                .enqueue_batch::<false, false, K>(&mut self.pos, batch)
+        }
     }
 
     /// Copies all of `items` into the queue, or none; see
@@ -491,7 +517,12 @@ impl<T, const N: usize> Producer<'_, T, N> {
         T: Copy,
     {
         // SAFETY: As in `enqueue`.
-        unsafe { self.queue.enqueue_bulk_from(items) }
+        unsafe {
+            self.queue
+                .ring
+                .enqueue_slice::<false, true>(&mut self.pos, items)
+        }
+        .map(|_| ())
     }
 
     /// Copies as many of the first of `items` into the queue as fit; see
@@ -502,7 +533,11 @@ impl<T, const N: usize> Producer<'_, T, N> {
         T: Copy,
     {
         // SAFETY: As in `enqueue`.
-        unsafe { self.queue.enqueue_burst_from(items) }
+        unsafe {
+            self.queue
+                .ring
+                .enqueue_slice::<false, false>(&mut self.pos, items)
+        }
     }
 
     /// Moves `n` items into the queue, or none, writing each straight into its slot: the
@@ -544,7 +579,7 @@ impl<T, const N: usize> Producer<'_, T, N> {
         make: impl FnMut(usize) -> T,
     ) -> Result<(), Error> {
         // SAFETY: As in `enqueue`.
-        unsafe { self.queue.enqueue_bulk_with(n, make) }
+        unsafe { self.queue.ring.enqueue_with::<true>(&mut self.pos, n, make) }.map(|_| ())
     }
 
     /// Moves up to `n` items into the queue, as many as fit, writing each straight into its
@@ -560,7 +595,11 @@ impl<T, const N: usize> Producer<'_, T, N> {
         make: impl FnMut(usize) -> T,
     ) -> Result<usize, Error> {
         // SAFETY: As in `enqueue`.
-        unsafe { self.queue.enqueue_burst_with(n, make) }
+        unsafe {
+            self.queue
+                .ring
+                .enqueue_with::<false>(&mut self.pos, n, make)
+        }
     }
 }
 
@@ -612,9 +651,12 @@ handle_common! {
 /// # Invariants
 ///
 /// While it exists it is the only consumer of `queue`: [`SpscQueue::split`] borrowed the queue
-/// mutably for `'a` and created one `Consumer`.
+/// mutably for `'a` and created one `Consumer`. `pos` is the consumer side's position: the ring's
+/// `cons.tail` whenever no operation of this handle is in progress.
 pub struct Consumer<'a, T, const N: usize> {
     queue: &'a SpscQueue<T, N>,
+    /// The consumer side's position, where its next operation starts.
+    pos: u32,
     _not_sync: PhantomData<Cell<()>>,
 }
 
@@ -622,9 +664,10 @@ impl<T, const N: usize> Consumer<'_, T, N> {
     /// Moves the oldest item out of the queue, if there is one.
     #[inline]
     pub fn dequeue(&mut self) -> Option<T> {
-        // SAFETY: By the type invariant we are the only consumer, and `&mut self` orders our own
-        // calls by happens-before (moving the handle to another thread synchronises).
-        unsafe { self.queue.dequeue() }
+        // SAFETY: By the type invariant we are the only consumer and `pos` is our position;
+        // `&mut self` orders our own calls by happens-before (moving the handle to another
+        // thread synchronises).
+        unsafe { self.queue.ring.dequeue_one::<false>(&mut self.pos) }
     }
 
     /// Appends exactly `n` of the oldest items to `batch`, or none; see
@@ -636,7 +679,12 @@ impl<T, const N: usize> Consumer<'_, T, N> {
         n: usize,
     ) -> Result<(), Error> {
         // SAFETY: As in `dequeue`.
-        unsafe { self.queue.dequeue_bulk(batch, n) }
+        unsafe {
+            self.queue
+                .ring
+                .dequeue_batch::<false, true, K>(&mut self.pos, batch, n)
+        }
+        .map(|_| ())
     }
 
     /// Appends up to `n` of the oldest items to `batch`; see
@@ -648,7 +696,11 @@ impl<T, const N: usize> Consumer<'_, T, N> {
         n: usize,
     ) -> Result<usize, Error> {
         // SAFETY: As in `dequeue`.
-        unsafe { self.queue.dequeue_burst(batch, n) }
+        unsafe {
+            self.queue
+                .ring
+                .dequeue_batch::<false, false, K>(&mut self.pos, batch, n)
+        }
     }
 
     /// Fills `out` with the `out.len()` oldest items, or moves none; see
@@ -660,7 +712,12 @@ impl<T, const N: usize> Consumer<'_, T, N> {
         T: Copy,
     {
         // SAFETY: As in `dequeue`.
-        unsafe { self.queue.dequeue_bulk_into(out) }
+        unsafe {
+            self.queue
+                .ring
+                .dequeue_slice::<false, true>(&mut self.pos, out)
+        }
+        .map(|_| ())
     }
 
     /// Moves up to `out.len()` of the oldest items into the start of `out`; see
@@ -671,7 +728,11 @@ impl<T, const N: usize> Consumer<'_, T, N> {
         T: Copy,
     {
         // SAFETY: As in `dequeue`.
-        unsafe { self.queue.dequeue_burst_into(out) }
+        unsafe {
+            self.queue
+                .ring
+                .dequeue_slice::<false, false>(&mut self.pos, out)
+        }
     }
 
     /// Moves exactly `n` of the oldest items out of the queue, or none, passing each to
@@ -684,7 +745,7 @@ impl<T, const N: usize> Consumer<'_, T, N> {
     #[inline]
     pub fn dequeue_bulk_with(&mut self, n: usize, take: impl FnMut(T)) -> Result<(), Error> {
         // SAFETY: As in `dequeue`.
-        unsafe { self.queue.dequeue_bulk_with(n, take) }
+        unsafe { self.queue.ring.dequeue_with::<true>(&mut self.pos, n, take) }.map(|_| ())
     }
 
     /// Moves up to `n` of the oldest items out of the queue, as many as are present, passing
@@ -695,7 +756,11 @@ impl<T, const N: usize> Consumer<'_, T, N> {
     #[inline]
     pub fn dequeue_burst_with(&mut self, n: usize, take: impl FnMut(T)) -> Result<usize, Error> {
         // SAFETY: As in `dequeue`.
-        unsafe { self.queue.dequeue_burst_with(n, take) }
+        unsafe {
+            self.queue
+                .ring
+                .dequeue_with::<false>(&mut self.pos, n, take)
+        }
     }
 }
 

@@ -326,6 +326,45 @@ fn spsc_handles_full_empty() {
     assert_eq!(unsafe { q.dequeue() }, Some(1));
 }
 
+/// The handles keep their sides' positions in themselves, and have nothing to write back when
+/// they go (they do not implement `Drop`, so forgetting one is dropping it): the queue is as
+/// their last commit left it, for a new split and for the `&self` methods alike. A chunk that is
+/// forgotten commits nothing.
+#[test]
+fn spsc_forgotten_handles_lose_nothing() {
+    let books = Books::default();
+    {
+        let mut q = SpscQueue::<Tracked, 4>::with_start_index(u32::MAX - 1);
+        let (mut tx, mut rx) = q.split();
+        for _ in 0..3 {
+            assert!(tx.enqueue(books.make()).is_ok());
+        }
+        assert_eq!(rx.dequeue().map(|t| t.id), Some(0));
+        // A chunk forgotten before its commit moves nothing, on either side.
+        let mut w = tx.write_chunk(2).unwrap();
+        w.as_mut_slices().0[0].write(books.make());
+        core::mem::forget(w);
+        core::mem::forget(rx.read_chunk(2).unwrap());
+        // The handles end here (their last use), leaving nothing to write back.
+        assert_eq!(q.len(), 2);
+        let (mut tx, mut rx) = q.split();
+        assert!(tx.enqueue(books.make()).is_ok());
+        assert_eq!(rx.dequeue().map(|t| t.id), Some(1));
+        // SAFETY: This thread is the queue's only user.
+        unsafe {
+            assert!(q.enqueue(books.make()).is_ok());
+            assert_eq!(q.dequeue().map(|t| t.id), Some(2));
+            assert_eq!(q.dequeue().map(|t| t.id), Some(4));
+        }
+        let (mut tx, mut rx) = q.split();
+        assert_eq!(rx.dequeue().map(|t| t.id), Some(5));
+        assert!(tx.enqueue(books.make()).is_ok());
+        assert_eq!(q.len(), 1);
+    }
+    // Item 3, written into the forgotten chunk, leaked with it; the rest were dropped.
+    assert_eq!(books.live(), 1);
+}
+
 // ---------------------------------------------------------------------------------------------
 // Bulk and burst semantics
 

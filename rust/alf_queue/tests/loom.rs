@@ -523,6 +523,51 @@ fn spsc_single_wrap() {
     });
 }
 
+/// SPSC through the split handles, which keep their positions themselves: a 2-slot ring whose
+/// indices wrap, a producer that sends one item and then a burst of two, a consumer that takes
+/// single items and then a burst straight out of the slots. Both make a bounded number of
+/// attempts; what is still to be sent or taken is handled after `join`.
+#[test]
+fn spsc_split_wrap() {
+    model("the producer's burst was cut short", || {
+        let q = Box::into_raw(Box::new(SpscQueue::<Item, 2>::with_start_index(
+            u32::MAX - 1,
+        )));
+        // SAFETY: `q` is valid until `Box::from_raw` below, after both handles are gone.
+        let (mut tx, mut rx) = unsafe { (*q).split() };
+        let p = thread::spawn(move || {
+            assert!(tx.enqueue(item(0)).is_ok());
+            let mut b = batch_of::<2>(&[1, 2]);
+            let first = tx.enqueue_burst(&mut b).unwrap();
+            if !b.is_empty() {
+                thread::yield_now();
+                tx.enqueue_burst(&mut b).unwrap();
+            }
+            (first < 2, b, tx)
+        });
+        let mut got = Vec::new();
+        for _ in 0..2 {
+            match rx.dequeue() {
+                Some(it) => got.push(*it),
+                None => thread::yield_now(),
+            }
+        }
+        let (cut_short, mut unsent, mut tx) = p.join().unwrap();
+        let _ = rx.dequeue_burst_with(2, |it| got.push(*it)).unwrap();
+        // What the producer could not send goes in now that the consumer has made room.
+        let left = unsent.len();
+        assert_eq!(tx.enqueue_burst(&mut unsent), Ok(left));
+        while let Some(it) = rx.dequeue() {
+            got.push(*it);
+        }
+        // SAFETY: The handles that borrowed `*q` are gone (no use of them follows); it came from `Box::into_raw`.
+        let q = unsafe { Box::from_raw(q) };
+        assert!(q.is_empty());
+        assert_eq!(got, [0, 1, 2]);
+        cut_short
+    });
+}
+
 /// SPSC bulk and burst: the producer pushes a burst of three into a 4-slot ring holding one
 /// item, the consumer takes exact bulks of two; one item stays behind.
 #[test]
