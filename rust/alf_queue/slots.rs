@@ -190,8 +190,8 @@ impl<T, const N: usize> Slots<T, N> {
     ///   treat the slots it emptied as empty.
     #[inline(always)]
     pub(crate) unsafe fn copy<W: Way>(&self, idx: u32, buf: *mut T, n: usize) {
-        if n < 4 {
-            // A bulk of one to three, the smallest and common ones, costs what as many single
+        if n <= 4 {
+            // A bulk of one to four, the smallest and common ones, costs what as many single
             // operations do: each item to or from its slot through the index mask, with no test
             // for the end of the array and no copy loop.
             // SAFETY: Slot `idx` is reserved to us (caller), and `buf` has room for `n >= 1`.
@@ -199,9 +199,13 @@ impl<T, const N: usize> Slots<T, N> {
             if n >= 2 {
                 // SAFETY: As above, for the second slot and item.
                 unsafe { W::one(self, idx.wrapping_add(1), buf.add(1)) };
-                if n == 3 {
+                if n >= 3 {
                     // SAFETY: As above, for the third slot and item.
                     unsafe { W::one(self, idx.wrapping_add(2), buf.add(2)) };
+                    if n == 4 {
+                        // SAFETY: As above, for the fourth slot and item.
+                        unsafe { W::one(self, idx.wrapping_add(3), buf.add(3)) };
+                    }
                 }
             }
             return;
