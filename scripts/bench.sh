@@ -137,17 +137,40 @@ rm -rf "$stage" && mkdir -p "$stage" "$PROJECT/results"
 ### known, and when it ends how long it took; the times are kept in $timings, one
 ### "KEY SECONDS" line per phase.  A build is keyed cold or incremental by whether its build
 ### directory has a .config, a boot by its kernel and its sizes.
+###
+### The whole run is timed too: a run that finishes keeps, in $progress, how long it took and
+### when each of its phases started, under its parameters (the kernels, what it runs, the boots).
+### A later run with the same parameters prints at the start of each phase that the last one
+### had how long left from there, the closest thing to an estimate of the rest that is known
+### (a phase that was incremental then may be cold now, or the reverse).
 timings=$CACHE_DIR/bench-timings
+progress=$CACHE_DIR/bench-progress
 touch "$timings"
 t_start=$SECONDS
+run_key="$KERNELS|$BENCH_WHERE|fwd=$BENCH_FWD|boots=$BENCH_BOOTS|noinline=$BENCH_NOINLINE"
+# The phases of this run so far, "OFFSET<TAB>KEY#N" (N: the how-many-th run of KEY), for $progress.
+started=$runs/progress.now
+: >"$started"
+declare -A seen=()
 # took SECONDS: "N min S s".
 took() { printf '%d min %d s' $(($1 / 60)) $(($1 % 60)); }
+# left KEY: how long the last finished run with these parameters took from the start of KEY's
+# phase to its end, if it had such a phase.
+left() {
+	[ -f "$progress" ] || return 0
+	awk -F'\t' -v r="$run_key" -v k="$1" '
+		NR == 1 { if ($1 != r) exit; total = $2; next }
+		$2 == k { print total - $1; exit }' "$progress"
+}
 # phase KEY WHAT CMD...: run CMD as the phase WHAT, timed under KEY.
 phase() {
-	local key=$1 what=$2 last t0=$SECONDS
+	local key=$1 what=$2 last rest t0=$SECONDS
 	shift 2
 	last=$(awk -v k="$key" '{ t = $NF; $NF = "" } $0 == k " " { s = t } END { print s }' "$timings")
-	log "$what: starting${last:+ (about $(took "$last") the last time)}"
+	seen[$key]=$((${seen[$key]:-0} + 1))
+	printf '%s\t%s\n' $((SECONDS - t_start)) "$key#${seen[$key]}" >>"$started"
+	rest=$(left "$key#${seen[$key]}")
+	log "$what: starting${last:+ (about $(took "$last") the last time)}${rest:+; the last run with these parameters had $(took "$rest") left from here}"
 	"$@" || return
 	log "$what: done in $(took $((SECONDS - t0)))"
 	{ grep -vF -x -e "$key $last" "$timings"; echo "$key $((SECONDS - t0))"; } >"$timings.tmp" &&
@@ -425,3 +448,5 @@ log "results/: $(cd "$stage" && printf '%s ' *)"
 krun python3 "$G_PROJECT/scripts/targets.py" "$G_CACHE/run/results"
 finished=1
 log "make bench done in $(took $((SECONDS - t_start)))"
+{ printf '%s\t%s\n' "$run_key" $((SECONDS - t_start)); cat "$started"; } >"$progress.tmp" &&
+	mv "$progress.tmp" "$progress"
