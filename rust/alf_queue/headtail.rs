@@ -96,19 +96,17 @@ impl<T> core::ops::Deref for OwnLine<T> {
 /// code finds it cheapest:
 ///
 /// - in a handle that is the side's only user (`&mut u32`, the [`Producer`] and [`Consumer`] of
-///   an `SpscQueue`, as rtrb keeps it): an operation then loads nothing of the ring's indices
-///   but, when its copy of the other side's tail shows too little, that tail, and stores only
-///   its `tail`;
+///   an `SpscQueue`, as rtrb keeps it): of the ring's indices an operation then loads only its
+///   cached copy of the other side's tail (and that tail when the copy shows too little), and
+///   stores only its `tail`;
 /// - nowhere but in `tail` itself ([`OwnTail`]), for the `&self` methods, whose callers share
 ///   no handle: a relaxed load of the word that the other side polls, at the start of every
 ///   operation.
 ///
-/// Across threads the load is on the critical path of every operation (the position comes
-/// from it) and its line may have to come back from the other core that has just read it; one
-/// element per call, that made the SPSC queue 1.5 times rtrb's time on the AMD host of
-/// docs/benchmarks.md before the handles kept their own copy. A shared copy in `head` instead,
-/// a store more per operation on a line of the side's own, cost the kernel's one-thread paths
-/// up to a tenth (docs/benchmarks.md, "alf_queue in the kernel").
+/// Across threads that load is on the critical path of every operation (the position comes
+/// from it), and its line may have to come back from the other core, which has just read it;
+/// one element per call, the handles avoid it. A copy shared by both ways in the side's `head`
+/// would avoid it too, for a store more per operation.
 ///
 /// A multi side's position is its `head`, read and moved by [`HeadTail::move_head`]; it takes
 /// [`OwnTail`] and never reads it.

@@ -42,7 +42,7 @@ A1_SINGLE = "let tail = other.load(if MULTI { Ordering::Acquire } else { Orderin
 R0 = "self.tail.store(next, Ordering::Release);"
 A3 = "wait_for(&self.tail, head, Ordering::Acquire);"
 A4 = "read_own_tail(&self.tail, head, Ordering::Acquire)"
-A0 = "let mut head = own.load(if MULTI {\n            Ordering::Acquire"
+A0 = "self.head.load(Ordering::Acquire)\n        } else {"
 C0 = "let cached = self.other_tail.load(if MULTI {\n                Ordering::Acquire"
 C1 = "if MULTI {\n                            Ordering::Release"
 STALE = "available.wrapping_sub(n) > size - n"
