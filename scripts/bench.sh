@@ -278,7 +278,7 @@ uml_bench() {
 	sig=$(cksum <"$plan" | cut -d' ' -f1)
 	for b in $(seq "$BENCH_BOOTS"); do
 		logf=$runs/bench-$where-$KVER-boot$b.log
-		phase "boot $KVER $kind $where $sig $*" "$KVER: benchmark boot $b of $BENCH_BOOTS ($where)" \
+		phase "boot $KVER $kind $where $sig${*:+ $*}" "$KVER: benchmark boot $b of $BENCH_BOOTS ($where)" \
 			env RFL_TASKSET="taskset -c $cpu" "$PROJECT/scripts/uml-run.sh" "$KVER" "$kind" "$plan" "$logf" "$@"
 		logs="$logs $logf"
 	done
