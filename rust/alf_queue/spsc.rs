@@ -10,12 +10,11 @@ use core::marker::PhantomData;
 use super::batch::Batch;
 #[cfg(not(loom))]
 use super::chunk::{ReadChunk, WriteChunk};
-use super::headtail::OwnTail;
+use super::headtail::{OwnTail, Position};
 use super::queue::queue_common;
 use super::ring::Ring;
 #[cfg(not(loom))]
 use super::ring::{Cons, Prod};
-use super::sync::Ordering;
 use super::Error;
 
 /// A bounded lock-free queue of `N` slots for one producer and one consumer at a time.
@@ -140,12 +139,12 @@ impl<T, const N: usize> SpscQueue<T, N> {
     #[inline]
     pub fn split(&mut self) -> (Producer<'_, T, N>, Consumer<'_, T, N>) {
         let queue: &Self = self;
-        // Relaxed: `&mut self` orders every earlier operation before this.
-        let prod = queue.ring.prod.tail.load(Ordering::Relaxed);
-        let cons = queue.ring.cons.tail.load(Ordering::Relaxed);
+        // Each side's position as the `&self` methods find it: `&mut self` orders every earlier
+        // operation before this, so none is in progress.
+        let prod = OwnTail.get(&queue.ring.prod);
+        let cons = OwnTail.get(&queue.ring.cons);
         // INVARIANT: We hold the only reference to the queue for `'_` and hand out exactly
-        // one producer and one consumer, each with its side's position: with no operation in
-        // progress, its `tail`.
+        // one producer and one consumer, each with its side's position.
         (
             Producer {
                 queue,
