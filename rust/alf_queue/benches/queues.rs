@@ -274,6 +274,30 @@ fn backoff(spins: &mut u32) {
 
 type Job<'a> = Box<dyn FnOnce() + Send + 'a>;
 
+/// A job's state (its closure, with the queue handle and the counters it captured) in 128-byte
+/// blocks of its own, a pair of cache lines as the queues' indices have (`headtail.rs`).
+///
+/// The jobs' loops store to that state on every pass (an SPSC handle's position, the consumer's
+/// count). Boxed by the allocator wherever it has room, a producer's and a consumer's state may
+/// share a line, whose stores then move it between their CPUs on every element: a cost of the
+/// harness, not of the queue, that falls on whichever queue's samples the allocator happens to
+/// place so.
+#[repr(align(128))]
+struct OwnLines<F>(F);
+
+impl<F: FnOnce()> OwnLines<F> {
+    /// Runs the job (a method, so that a closure calling it captures the whole block).
+    fn run(self) {
+        (self.0)()
+    }
+}
+
+/// Boxes `job` as a [`Job`], its state in lines of its own ([`OwnLines`]).
+fn job<'q>(job: impl FnOnce() + Send + 'q) -> Job<'q> {
+    let job = OwnLines(job);
+    Box::new(move || job.run())
+}
+
 /// The CPUs this process may run on, in order.
 fn allowed_cpus() -> Vec<usize> {
     // SAFETY: `cpu_set_t` is plain data, valid when zeroed; `sched_getaffinity` writes at most
@@ -366,7 +390,7 @@ fn producer<'q>(
     per_producer: u64,
     mut send: impl FnMut(usize) -> usize + Send + 'q,
 ) -> Job<'q> {
-    Box::new(move || {
+    job(move || {
         let (mut sent, mut spins) = (0, 0);
         while sent < per_producer {
             match send((k as u64).min(per_producer - sent) as usize) {
@@ -387,7 +411,7 @@ fn consumer<'q>(
     mut recv: impl FnMut(&mut usize) -> usize + Send + 'q,
     mut more: impl FnMut(usize) -> bool + Send + 'q,
 ) -> Job<'q> {
-    Box::new(move || {
+    job(move || {
         let (mut sum, mut spins) = (0, 0);
         loop {
             let n = recv(&mut sum);
