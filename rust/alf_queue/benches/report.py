@@ -17,12 +17,17 @@ and the MPMC 2p2c tail (slowest sample against the median).
 
 Then a sanity line: no cross-thread sample may be faster than the fastest single-thread
 sample (any queue) for the same k divided by the number of threads that can run at once (the
-group's threads, at most the CPUs this process may use). One thread moves an element in and
-out; across threads the producers' and consumers' halves of that work overlap, on at most that
-many CPUs, and no better. (The one-thread figure alone is not a bound: rtrb's 1P1C at k=32 ran
-at 0.74 ns per element against 0.76 on one thread.) A violation means the harness mis-timed a
-run (as when workers could finish before the clock started: 0.04 ns per element); the line
-says FAIL with the offending cells and the script exits with status 1.
+group's threads, at most the CPUs this process may use), with a quarter's margin. One thread
+moves an element in and out; across threads the producers' and consumers' halves of that work
+overlap, on at most that many CPUs. (The one-thread figure alone is not a bound: rtrb's 1P1C at
+k=32 ran at 0.74 ns per element against 0.76 on one thread.) The halves need not cost across
+threads what they cost on one, hence the margin: one element per call on one thread, each
+dequeue finds its copy of the producer's tail used up (the element was enqueued just before)
+and reads the tail again, where two threads streaming through a 4096-slot ring do so once in
+many elements (ours one element per call across threads ran at 1.91 ns against a one-thread
+4.08 halved, 2.04). A violation means the harness mis-timed a run (as when workers could
+finish before the clock started: 0.04 ns per element); the line says FAIL with the offending
+cells and the script exits with status 1.
 
     python3 rust/alf_queue/benches/report.py [--spread] [TARGET_DIR]
 
@@ -250,6 +255,10 @@ def targets(tables):
 THREADS = {"1p1c": 2, "2p2c": 4}
 
 
+# How far under the one-thread bound a cross-thread sample may run (see the module's docs).
+MARGIN = 1.25
+
+
 def sanity(tables):
     """Prints the sanity line; returns 1 if a cross-thread sample beats the bound."""
     st = tables.get("st", {})
@@ -272,17 +281,17 @@ def sanity(tables):
                 if k not in fastest:
                     continue
                 checked += len(ns)
-                bound = fastest[k] / parallel
+                bound = fastest[k] / parallel / MARGIN
                 if min(ns) < bound:
                     bad.append(f"{group}/{impl}/{k}: {min(ns):.2f} < {bound:.2f}")
     if bad:
         print(f"\nsanity: FAIL, {len(bad)} cross-thread cells have a sample faster than the "
               "fastest single-thread sample for the same k divided by the threads that can "
-              "run at once: " + "; ".join(bad))
+              f"run at once and by {MARGIN}: " + "; ".join(bad))
         return 1
     print(f"\nsanity: pass ({checked} cross-thread samples, none faster than the fastest "
-          "single-thread sample for the same k divided by the threads that can run at once, "
-          f"on {cpus} CPUs)")
+          "single-thread sample for the same k divided by the threads that can run at once "
+          f"and by {MARGIN}, on {cpus} CPUs)")
     return 0
 
 
