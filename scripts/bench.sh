@@ -65,12 +65,6 @@ SKB_FREE_ARGS=${SKB_FREE_ARGS:-}
 BENCH_WHERE=${BENCH_WHERE:-uml}
 BENCH_CPU=${BENCH_CPU:-auto}
 
-# allowed_cpus: the host CPUs this process may run on, one a line.
-allowed_cpus() {
-	taskset -pc $$ | sed 's/.*: //; s/,/ /g' | tr ' ' '\n' |
-		awk -F- '{ if (NF == 2) for (i = $1; i <= $2; i++) print i; else print $1 }'
-}
-
 ### Every parameter, before anything else.  What is refused goes to `refused`; the modules'
 ### own refusals are printed as they are found, so they come first.
 refused=()

@@ -25,9 +25,7 @@ alf_args=${ALF_QUEUE_ARGS:-bulk=1,2,3,4,8,16,32}
 slab_args=${SLAB_BULK_ARGS:-bulk=1,16,64 runs=9 stack_sweep=0}
 [[ $rounds =~ ^[1-9]$ ]] || die "ROUNDS: 1 to 9"
 [ -x "$BUILD/um-bench/linux" ] || die "no um-bench kernel for $KVER: run make bench (or scripts/kernel.sh $KVER um-bench)"
-others=$(taskset -pc $$ | sed 's/.*: //; s/,/ /g' | tr ' ' '\n' |
-	awk -F- -v c="$cpu" '{ if (NF == 2) { for (i = $1; i <= $2; i++) if (i != c) print i } else if ($1 != c) print $1 }' |
-	paste -sd,)
+others=$(allowed_cpus | grep -vx -- "$cpu" | paste -sd,)
 [ -n "$others" ] || die "a build beside needs a host CPU besides $cpu"
 
 runs=$CACHE_DIR/run
@@ -43,7 +41,7 @@ EOF
 
 # The load: the bench kernel's build again, from clean, over and over, in its own process group.
 rm -rf "$load_dir" && cp -a "$BUILD/um-bench" "$load_dir"
-mk="make -C $G_TREE O=$G_BUILD/beside-load ARCH=um LLVM=$LLVM -j$(($(tr -cd , <<<"$others" | wc -c) + 1))"
+mk="make -C $G_TREE O=$G_BUILD/beside-load ARCH=um LLVM=$LLVM -j$(allowed_cpus | grep -cvx -- "$cpu")"
 setsid taskset -c "$others" nice -n 10 bash -c "
 	. '$PROJECT/scripts/lib.sh'; use_kernel $KVER
 	while :; do krun sh -c '$mk -s clean && $mk linux modules' >/dev/null 2>&1 || exit 1; done" &

@@ -13,21 +13,18 @@ median and mean over the cells, and in how many cells the loaded spread is the w
 
 import argparse
 import collections
-import re
 import statistics
 
-LINE = re.compile(r"bench=(\w+) variant=(\w+) bulk=(\d+) run=\d+ objs=(\d+) tsc=(\d+)")
+from collect import parse
 
 
 def costs(logs):
-    """{(bench, variant, bulk): [cycles per object of each run]} over the boots' logs."""
+    """{(bench, variant, bulk): [cycles per object of each run]} over the boots' logs, as
+    collect.py reads them."""
     cells = collections.defaultdict(list)
-    for path in logs:
-        with open(path, errors="replace") as f:
-            for line in f:
-                m = LINE.search(line)
-                if m:
-                    cells[(m[1], m[2], int(m[3]))].append(int(m[5]) / int(m[4]))
+    for boot, path in enumerate(logs, 1):
+        for r in parse(path, boot)[0]:
+            cells[(r["bench"], r["variant"], r["bulk"])].append(r["cycles"])
     return cells
 
 
