@@ -364,6 +364,31 @@ fn spsc_forgotten_handles_lose_nothing() {
     books.check_all_dropped();
 }
 
+/// The handles read and store each side's copy of the other side's tail in the ring: the
+/// `&self` methods after them find the copies the handles left, not the ones from before the
+/// split, which a single side's count (without the multi side's test for an impossible count)
+/// would take for items the consumer has taken and room the producer has filled.
+#[test]
+fn spsc_self_methods_after_handles_find_their_copies() {
+    let mut q = SpscQueue::<u32, 4>::new();
+    {
+        let (mut tx, mut rx) = q.split();
+        for i in 0..6 {
+            tx.enqueue(i).unwrap();
+            assert_eq!(rx.dequeue(), Some(i));
+        }
+    }
+    // SAFETY: This thread is the queue's only user.
+    unsafe {
+        assert_eq!(q.dequeue(), None);
+        for i in 0..4 {
+            q.enqueue(i).unwrap();
+        }
+        assert_eq!(q.enqueue(4), Err(4));
+    }
+    assert_eq!(q.len(), 4);
+}
+
 // ---------------------------------------------------------------------------------------------
 // Bulk and burst semantics
 
