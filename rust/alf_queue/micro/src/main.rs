@@ -11,6 +11,7 @@
 //! ONLY=variant,k ./target/release/alf_queue_micro      # one variant and k, for perf/valgrind
 //! ./run.sh ir | ./run.sh time                          # instructions (valgrind), CPU time
 //! ./target/release/alf_queue_micro alias               # the elements' page offset (alias.rs)
+//! ./target/release/alf_queue_micro heels               # one element per call, 2 threads (heels.rs)
 //! ```
 //!
 //! Variants: 0 mpmc_single, 1 mpmc_bulk, 2 c_mpmc_bulk, 3 spsc_single, 4 spsc_bulk,
@@ -40,6 +41,7 @@ use loops::{
 };
 
 mod alias;
+mod heels;
 
 // For reading the generated code.
 #[no_mangle]
@@ -76,6 +78,9 @@ pub fn asm_spsc_enqueue(q: &SpscQueue<Item, RING>, x: Item) -> bool {
 fn main() {
     if std::env::args().nth(1).as_deref() == Some("alias") {
         return alias::run();
+    }
+    if std::env::args().nth(1).as_deref() == Some("heels") {
+        return heels::run_table();
     }
     let elems: usize = std::env::args()
         .nth(1)

@@ -1,0 +1,170 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! `alf_queue_micro heels`: one element per call across two threads, ours (`SpscQueue`'s
+//! handles) against rtrb, with `work` dependent multiply-adds done by the consumer on each
+//! element it takes. `make bench-userspace`'s single-item cell is the case `work` = 0.
+//!
+//! ```text
+//! cd rust/alf_queue/micro && cargo run --release -- heels [elems] [runs] [works]
+//! ```
+//!
+//! `works` is a comma-separated list (default `0,2,4,8,16`). The producer runs on CPU 0, the
+//! consumer on CPU 1; each run moves `elems` elements through a fresh 4096-slot ring; the two
+//! queues run in turns, the order swapped from one run to the next. Printed per `work`: each
+//! queue's median ns per element over the runs with the range, the median over the runs of
+//! ours/rtrb within each pair, and how often a dequeue found the queue empty (per element
+//! moved). A consumer that finds the queue empty runs at the producer's heels: each element
+//! then costs both sides a trip of the producer's tail line and of the slot's line.
+
+use alf_queue::SpscQueue;
+use std::hint::black_box;
+use std::time::Instant;
+
+const CAP: usize = 4096;
+
+/// A job's state in a pair of cache lines of its own (as the bench harness's `OwnLines`).
+#[repr(align(128))]
+struct OwnLines<F>(F);
+
+fn pin(cpu: usize) {
+    // SAFETY: `set` is a valid, zeroed `cpu_set_t`, and `sched_setaffinity` only reads it.
+    unsafe {
+        let mut set: libc::cpu_set_t = std::mem::zeroed();
+        libc::CPU_SET(cpu, &mut set);
+        libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set);
+    }
+}
+
+/// `work` dependent multiply-adds, which the compiler cannot fold.
+#[inline(always)]
+fn consume(work: u32) {
+    let mut x = black_box(1u64);
+    for _ in 0..work {
+        x = black_box(x.wrapping_mul(3).wrapping_add(1));
+    }
+    black_box(x);
+}
+
+/// Moves `elems` elements from a producer on CPU 0 through `push` to a consumer on CPU 1
+/// through `pop`; returns ns per element and the consumer's empty dequeues per element.
+fn run(
+    elems: u64,
+    work: u32,
+    push: impl FnMut(usize) -> bool + Send,
+    pop: impl FnMut() -> Option<usize> + Send,
+) -> (f64, f64) {
+    let t = Instant::now();
+    let empty = std::thread::scope(|s| {
+        s.spawn(move || {
+            pin(0);
+            let mut push = OwnLines(push);
+            let mut sent = 0;
+            while sent < elems {
+                if (push.0)(1) {
+                    sent += 1;
+                } else {
+                    std::hint::spin_loop();
+                }
+            }
+        });
+        let consumer = s.spawn(move || {
+            pin(1);
+            let mut pop = OwnLines(pop);
+            let (mut got, mut empty, mut sum) = (0, 0u64, 0usize);
+            while got < elems {
+                match (pop.0)() {
+                    Some(x) => {
+                        sum += x;
+                        got += 1;
+                        consume(work);
+                    }
+                    None => {
+                        empty += 1;
+                        std::hint::spin_loop();
+                    }
+                }
+            }
+            black_box(sum);
+            empty
+        });
+        consumer.join().unwrap()
+    });
+    let ns = t.elapsed().as_secs_f64() * 1e9 / elems as f64;
+    (ns, empty as f64 / elems as f64)
+}
+
+fn ours(elems: u64, work: u32) -> (f64, f64) {
+    let mut q = Box::<SpscQueue<usize, CAP>>::new_uninit();
+    SpscQueue::init_in_place(&mut q);
+    // SAFETY: `init_in_place` initialised the queue.
+    let mut q = unsafe { q.assume_init() };
+    let (mut tx, mut rx) = q.split();
+    run(
+        elems,
+        work,
+        move |x| tx.enqueue(x).is_ok(),
+        move || rx.dequeue(),
+    )
+}
+
+fn rtrb(elems: u64, work: u32) -> (f64, f64) {
+    let (mut p, mut c) = rtrb::RingBuffer::<usize>::new(CAP);
+    run(
+        elems,
+        work,
+        move |x| p.push(x).is_ok(),
+        move || c.pop().ok(),
+    )
+}
+
+fn median(v: &mut [f64]) -> f64 {
+    v.sort_by(|a, b| a.partial_cmp(b).unwrap());
+    v[v.len() / 2]
+}
+
+/// Runs the table; the arguments after `heels` are `[elems] [runs] [works]`.
+pub(crate) fn run_table() {
+    let arg = |i: usize| std::env::args().nth(i);
+    let elems: u64 = arg(2).map_or(10_000_000, |s| s.parse().unwrap());
+    let runs: usize = arg(3).map_or(9, |s| s.parse().unwrap());
+    let works: Vec<u32> = arg(4)
+        .unwrap_or_else(|| "0,2,4,8,16".into())
+        .split(',')
+        .map(|s| s.parse().unwrap())
+        .collect();
+    println!("{elems} elements per run, {runs} runs of each queue in turns, ns per element");
+    println!("| work | ours | rtrb | ours/rtrb | empty/element ours | rtrb |");
+    println!("|---|---|---|---|---|---|");
+    for &work in &works {
+        let (mut a, mut b, mut r, mut ea, mut eb) = (vec![], vec![], vec![], vec![], vec![]);
+        for i in 0..runs {
+            let (x, y) = if i % 2 == 0 {
+                let x = ours(elems, work);
+                (x, rtrb(elems, work))
+            } else {
+                let y = rtrb(elems, work);
+                (ours(elems, work), y)
+            };
+            a.push(x.0);
+            b.push(y.0);
+            r.push(x.0 / y.0);
+            ea.push(x.1);
+            eb.push(y.1);
+        }
+        let range = |v: &[f64]| {
+            let (lo, hi) = v
+                .iter()
+                .fold((f64::MAX, 0f64), |(l, h), &x| (l.min(x), h.max(x)));
+            format!("{lo:.2}-{hi:.2}")
+        };
+        let (ra, rb) = (range(&a), range(&b));
+        println!(
+            "| {work} | {:.2} ({ra}) | {:.2} ({rb}) | {:.2} | {:.3} | {:.3} |",
+            median(&mut a),
+            median(&mut b),
+            median(&mut r),
+            median(&mut ea),
+            median(&mut eb)
+        );
+    }
+}
