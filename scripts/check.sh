@@ -26,6 +26,10 @@ GUEST_PLANS=("skb_heads shim_pktgen" "skb_heads fwd_lib fwd_test" "skb_heads fwd
 # shellcheck disable=SC2317 # called through gate
 shellcheck_all() {
 	local ok=0 plan f
+	command -v shellcheck >/dev/null || {
+		log "installing shellcheck on the host"
+		apt-get install -y shellcheck >/dev/null || true
+	}
 	command -v shellcheck >/dev/null || { echo "no shellcheck: apt-get install shellcheck" >&2; return 1; }
 	(cd "$PROJECT" && shellcheck -x scripts/*.sh scripts/guest/init.sh .ci/run rust/alf_queue/check.sh) || ok=1
 	for plan in "${GUEST_PLANS[@]}"; do
@@ -68,9 +72,16 @@ rustdoc_kernel() {
 		rustdoc 2>&1) || { echo "$out" | tail -30; return 1; }
 	echo "$out" | python3 "$PROJECT/scripts/clippy_ours.py" "$BUILD/x86-smp"
 }
+# The kernel gates compile in the builds `make test` makes (x86-smp, um-test): a check run
+# before any make test, or after a change, builds them first, incrementally where they exist.
+# shellcheck disable=SC2317 # called through gate
+build_kernels() {
+	"$PROJECT/scripts/kernel.sh" "$KVER" x86-smp && "$PROJECT/scripts/kernel.sh" "$KVER" um-test
+}
 for k in $KERNELS; do
 	use_kernel "$k"
 	"$PROJECT/scripts/tree.sh" "$KVER"
+	gate "$KVER kernels x86-smp and um-test, built" build_kernels
 	gate "$KVER kernel rustfmtcheck" krun make -s -C "$G_TREE" O="$G_BUILD/x86-smp" LLVM="$LLVM" rustfmtcheck
 	gate "$KVER kernel clippy (x86_64: samples, slab_bulk, alf_queue)" clippy_kernel x86-smp x86_64
 	gate "$KVER kernel clippy (UML test: the fault-injection selftests)" clippy_kernel um-test um
