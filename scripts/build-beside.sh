@@ -27,6 +27,7 @@ slab_args=${SLAB_BULK_ARGS:-bulk=1,16,64 runs=9 stack_sweep=0}
 [ -x "$BUILD/um-bench/linux" ] || die "no um-bench kernel for $KVER: run make bench (or scripts/kernel.sh $KVER um-bench)"
 others=$(allowed_cpus | grep -vx -- "$cpu" | paste -sd,)
 [ -n "$others" ] || die "a build beside needs a host CPU besides $cpu"
+jobs=$(($(tr -cd , <<<"$others" | wc -c) + 1))
 
 runs=$CACHE_DIR/run
 load_dir=$BUILD/beside-load
@@ -41,7 +42,7 @@ EOF
 
 # The load: the bench kernel's build again, from clean, over and over, in its own process group.
 rm -rf "$load_dir" && cp -a "$BUILD/um-bench" "$load_dir"
-mk="make -C $G_TREE O=$G_BUILD/beside-load ARCH=um LLVM=$LLVM -j$(allowed_cpus | grep -cvx -- "$cpu")"
+mk="make -C $G_TREE O=$G_BUILD/beside-load ARCH=um LLVM=$LLVM -j$jobs"
 setsid taskset -c "$others" nice -n 10 bash -c "
 	. '$PROJECT/scripts/lib.sh'; use_kernel $KVER
 	while :; do krun sh -c '$mk -s clean && $mk linux modules' >/dev/null 2>&1 || exit 1; done" &

@@ -36,16 +36,16 @@ host_cpu_id() {
 		"$(field stepping) microcode $(field microcode), '$(field 'model name')', flags:${flags:- none}"
 }
 
-# missing_options CONFIG FRAGMENT...: the lines of the fragments (paths from the project's top)
-# that CONFIG does not have as asked (an option set to n must be absent): a dropped option is a
-# broken dependency, which would silently test or measure the wrong kernel.  Where fragments
-# set an option twice, the later one counts, as for merge_config.sh.
 # allowed_cpus: the host CPUs this process may run on, one a line.
 allowed_cpus() {
 	taskset -pc $$ | sed 's/.*: //; s/,/ /g' | tr ' ' '\n' |
 		awk -F- '{ if (NF == 2) for (i = $1; i <= $2; i++) print i; else print $1 }'
 }
 
+# missing_options CONFIG FRAGMENT...: the lines of the fragments (paths from the project's top)
+# that CONFIG does not have as asked (an option set to n must be absent): a dropped option is a
+# broken dependency, which would silently test or measure the wrong kernel.  Where fragments
+# set an option twice, the later one counts, as for merge_config.sh.
 missing_options() {
 	local config=$1
 	shift
