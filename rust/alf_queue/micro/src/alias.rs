@@ -16,15 +16,12 @@
 //! with it.
 
 use crate::loops::{mpmc_single, mpmc_slice};
-use crate::{rust_alf_queue_bench_cq_mpmc_run, rust_alf_queue_bench_cq_new, Item, MAX_BULK, RING};
+use crate::{
+    median, rust_alf_queue_bench_cq_mpmc_run, rust_alf_queue_bench_cq_new, Item, MAX_BULK, RING,
+};
 use alf_queue::MpmcQueue;
 use std::alloc::{alloc_zeroed, Layout};
 use std::time::Instant;
-
-fn median(mut v: Vec<f64>) -> f64 {
-    v.sort_by(|a, b| a.partial_cmp(b).unwrap());
-    v[v.len() / 2]
-}
 
 /// Runs the table; the arguments after `alias` are `[elems] [runs] [offsets]`.
 pub(crate) fn run() {

@@ -16,6 +16,7 @@
 //! moved). A consumer that finds the queue empty runs at the producer's heels: each element
 //! then costs both sides a trip of the producer's tail line and of the slot's line.
 
+use crate::median;
 use alf_queue::SpscQueue;
 use std::hint::black_box;
 use std::time::Instant;
@@ -117,11 +118,6 @@ fn rtrb(elems: u64, work: u32) -> (f64, f64) {
     )
 }
 
-fn median(v: &mut [f64]) -> f64 {
-    v.sort_by(|a, b| a.partial_cmp(b).unwrap());
-    v[v.len() / 2]
-}
-
 /// Runs the table; the arguments after `heels` are `[elems] [runs] [works]`.
 pub(crate) fn run_table() {
     let arg = |i: usize| std::env::args().nth(i);
@@ -160,11 +156,11 @@ pub(crate) fn run_table() {
         let (ra, rb) = (range(&a), range(&b));
         println!(
             "| {work} | {:.2} ({ra}) | {:.2} ({rb}) | {:.2} | {:.3} | {:.3} |",
-            median(&mut a),
-            median(&mut b),
-            median(&mut r),
-            median(&mut ea),
-            median(&mut eb)
+            median(a),
+            median(b),
+            median(r),
+            median(ea),
+            median(eb)
         );
     }
 }

@@ -43,6 +43,12 @@ use loops::{
 mod alias;
 mod heels;
 
+/// The median of `v` (the upper one of an even count), for the subcommands' tables.
+fn median(mut v: Vec<f64>) -> f64 {
+    v.sort_by(|a, b| a.partial_cmp(b).unwrap());
+    v[v.len() / 2]
+}
+
 // For reading the generated code.
 #[no_mangle]
 #[inline(never)]
