@@ -12,8 +12,8 @@
 //! consumer on CPU 1; each run moves `elems` elements through a fresh 4096-slot ring; the two
 //! queues run in turns, the order swapped from one run to the next. Printed per `work`: each
 //! queue's median ns per element over the runs with the range, the median over the runs of
-//! ours/rtrb within each pair, and how often a dequeue found the queue empty (per element
-//! moved). A consumer that finds the queue empty runs at the producer's heels: each element
+//! ours/rtrb within each pair, and how often a dequeue found the queue empty and an enqueue
+//! found it full (per element moved). A consumer that finds the queue empty runs at the producer's heels: each element
 //! then costs both sides a trip of the producer's tail line and of the slot's line.
 
 use crate::median;
@@ -21,7 +21,7 @@ use alf_queue::SpscQueue;
 use std::hint::black_box;
 use std::time::Instant;
 
-const CAP: usize = 4096;
+pub(crate) const CAP: usize = 4096;
 
 /// A job's state in a pair of cache lines of its own (as the bench harness's `OwnLines`).
 #[repr(align(128))]
@@ -48,25 +48,27 @@ fn consume(work: u32) {
 
 /// Moves `elems` elements from a producer on CPU 0 through `push` to a consumer on CPU 1
 /// through `pop`; returns ns per element and the consumer's empty dequeues per element.
-fn run(
+pub(crate) fn run(
     elems: u64,
     work: u32,
     push: impl FnMut(usize) -> bool + Send,
     pop: impl FnMut() -> Option<usize> + Send,
-) -> (f64, f64) {
+) -> (f64, f64, f64) {
     let t = Instant::now();
     let empty = std::thread::scope(|s| {
-        s.spawn(move || {
+        let producer = s.spawn(move || {
             pin(0);
             let mut push = OwnLines(push);
-            let mut sent = 0;
+            let (mut sent, mut full) = (0, 0u64);
             while sent < elems {
                 if (push.0)(1) {
                     sent += 1;
                 } else {
+                    full += 1;
                     std::hint::spin_loop();
                 }
             }
+            full
         });
         let consumer = s.spawn(move || {
             pin(1);
@@ -88,13 +90,14 @@ fn run(
             black_box(sum);
             empty
         });
-        consumer.join().unwrap()
+        (consumer.join().unwrap(), producer.join().unwrap())
     });
     let ns = t.elapsed().as_secs_f64() * 1e9 / elems as f64;
-    (ns, empty as f64 / elems as f64)
+    let per = |n: u64| n as f64 / elems as f64;
+    (ns, per(empty.0), per(empty.1))
 }
 
-fn ours(elems: u64, work: u32) -> (f64, f64) {
+pub(crate) fn ours(elems: u64, work: u32) -> (f64, f64, f64) {
     let mut q = Box::<SpscQueue<usize, CAP>>::new_uninit();
     SpscQueue::init_in_place(&mut q);
     // SAFETY: `init_in_place` initialised the queue.
@@ -108,7 +111,7 @@ fn ours(elems: u64, work: u32) -> (f64, f64) {
     )
 }
 
-fn rtrb(elems: u64, work: u32) -> (f64, f64) {
+pub(crate) fn rtrb(elems: u64, work: u32) -> (f64, f64, f64) {
     let (mut p, mut c) = rtrb::RingBuffer::<usize>::new(CAP);
     run(
         elems,
@@ -129,10 +132,13 @@ pub(crate) fn run_table() {
         .map(|s| s.parse().unwrap())
         .collect();
     println!("{elems} elements per run, {runs} runs of each queue in turns, ns per element");
-    println!("| work | ours | rtrb | ours/rtrb | empty/element ours | rtrb |");
-    println!("|---|---|---|---|---|---|");
+    println!(
+        "| work | ours | rtrb | ours/rtrb | empty/element ours | rtrb | full/element ours | rtrb |"
+    );
+    println!("|---|---|---|---|---|---|---|---|");
     for &work in &works {
-        let (mut a, mut b, mut r, mut ea, mut eb) = (vec![], vec![], vec![], vec![], vec![]);
+        let (mut a, mut b, mut r) = (vec![], vec![], vec![]);
+        let (mut ea, mut eb, mut fa, mut fb) = (vec![], vec![], vec![], vec![]);
         for i in 0..runs {
             let (x, y) = if i % 2 == 0 {
                 let x = ours(elems, work);
@@ -146,6 +152,8 @@ pub(crate) fn run_table() {
             r.push(x.0 / y.0);
             ea.push(x.1);
             eb.push(y.1);
+            fa.push(x.2);
+            fb.push(y.2);
         }
         let range = |v: &[f64]| {
             let (lo, hi) = v
@@ -155,12 +163,14 @@ pub(crate) fn run_table() {
         };
         let (ra, rb) = (range(&a), range(&b));
         println!(
-            "| {work} | {:.2} ({ra}) | {:.2} ({rb}) | {:.2} | {:.3} | {:.3} |",
+            "| {work} | {:.2} ({ra}) | {:.2} ({rb}) | {:.2} | {:.3} | {:.3} | {:.3} | {:.3} |",
             median(a),
             median(b),
             median(r),
             median(ea),
-            median(eb)
+            median(eb),
+            median(fa),
+            median(fb)
         );
     }
 }

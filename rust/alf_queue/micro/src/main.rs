@@ -12,6 +12,7 @@
 //! ./run.sh ir | ./run.sh time                          # instructions (valgrind), CPU time
 //! ./target/release/alf_queue_micro alias               # the elements' page offset (alias.rs)
 //! ./target/release/alf_queue_micro heels               # one element per call, 2 threads (heels.rs)
+//! ./target/release/alf_queue_micro toy                 # what decides heels' gap (toy.rs)
 //! ```
 //!
 //! Variants: 0 mpmc_single, 1 mpmc_bulk, 2 c_mpmc_bulk, 3 spsc_single, 4 spsc_bulk,
@@ -42,6 +43,7 @@ use loops::{
 
 mod alias;
 mod heels;
+mod toy;
 
 /// The median of `v` (the upper one of an even count), for the subcommands' tables.
 fn median(mut v: Vec<f64>) -> f64 {
@@ -84,6 +86,9 @@ pub fn asm_spsc_enqueue(q: &SpscQueue<Item, RING>, x: Item) -> bool {
 fn main() {
     if std::env::args().nth(1).as_deref() == Some("alias") {
         return alias::run();
+    }
+    if std::env::args().nth(1).as_deref() == Some("toy") {
+        return toy::run_table();
     }
     if std::env::args().nth(1).as_deref() == Some("heels") {
         return heels::run_table();
