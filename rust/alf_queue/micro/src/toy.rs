@@ -22,11 +22,23 @@
 //!
 //! Every variant and ours and rtrb run in one rotation per repetition (pinned as in `heels`);
 //! printed: the median ns per element, the consumer's empty dequeues and the producer's full
-//! enqueues per element.
+//! enqueues per element, and for the toys how often the consumer read the producer's index (its
+//! copy exhausted; the count's load and store sit on that path only).
 
 use crate::heels::{ours, rtrb, run, CAP};
 use crate::median;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+
+/// How many times the current toy's consumer has read the producer's index (its copy showed
+/// no item); only the consumer thread writes it, with a load and a store (no locked
+/// instruction), on that path only.
+static REFRESHES: AtomicU64 = AtomicU64::new(0);
+
+/// Counts one read of the producer's index by the consumer.
+#[inline(always)]
+fn count_refresh() {
+    REFRESHES.store(REFRESHES.load(Ordering::Relaxed) + 1, Ordering::Relaxed);
+}
 
 /// An index alone in a pair of cache lines.
 #[repr(C, align(128))]
@@ -94,6 +106,7 @@ fn mask<const SLOW_PROD: bool, const SLOW_CONS: bool>(
         let (head_idx, tail_idx) = unsafe { (&*s.head, &*s.tail) };
         if head == cached_tail {
             cached_tail = tail_idx.load(Ordering::Acquire);
+            count_refresh();
             if head == cached_tail {
                 return None;
             }
@@ -245,6 +258,7 @@ fn wrap_in<const CONST_CAP: bool, const CONST_DATA: bool>(
         let data = if CONST_DATA { s.slots } else { m.data };
         if head == cached_tail {
             cached_tail = m.tail.0.load(Ordering::Acquire);
+            count_refresh();
             if head == cached_tail {
                 return None;
             }
@@ -278,23 +292,33 @@ pub(crate) fn run_table() {
         ("slow_prod", slow_prod),
     ];
     let mut t: Vec<Vec<(f64, f64, f64)>> = vec![vec![]; vs.len()];
+    let mut refreshes: Vec<Vec<f64>> = vec![vec![]; vs.len()];
     for i in 0..runs {
         for j in 0..vs.len() {
             let v = (i + j) % vs.len();
+            REFRESHES.store(0, Ordering::Relaxed);
             t[v].push((vs[v].1)(elems, work));
+            refreshes[v].push(REFRESHES.load(Ordering::Relaxed) as f64 / elems as f64);
         }
     }
     println!("{elems} elements per run, {runs} rotations, work {work}");
-    println!("| variant | ns per element (range) | empty/element | full/element |");
-    println!("|---|---|---|---|");
+    println!(
+        "| variant | ns per element (range) | empty/element | full/element | refreshes/element |"
+    );
+    println!("|---|---|---|---|---|");
     for (v, (name, _)) in vs.iter().enumerate() {
         let col = |f: fn(&(f64, f64, f64)) -> f64| t[v].iter().map(f).collect::<Vec<_>>();
         let ns = col(|x| x.0);
         let (lo, hi) = ns
             .iter()
             .fold((f64::MAX, 0f64), |(l, h), &x| (l.min(x), h.max(x)));
+        // Ours and rtrb are not instrumented.
+        let r = match median(refreshes[v].clone()) {
+            x if x > 0.0 => format!("{x:.3}"),
+            _ => "-".into(),
+        };
         println!(
-            "| {name} | {:.2} ({lo:.2}-{hi:.2}) | {:.3} | {:.3} |",
+            "| {name} | {:.2} ({lo:.2}-{hi:.2}) | {:.3} | {:.3} | {r} |",
             median(ns.clone()),
             median(col(|x| x.1)),
             median(col(|x| x.2))
