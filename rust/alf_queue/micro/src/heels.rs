@@ -8,7 +8,9 @@
 //! cd rust/alf_queue/micro && cargo run --release -- heels [elems] [runs] [works]
 //! ```
 //!
-//! `works` is a comma-separated list (default `0,2,4,8,16`). The producer runs on CPU 0, the
+//! `works` is a comma-separated list (default `0,2,4,8,16`). With `HEELS_LEAD=n` in the
+//! environment the consumer starts only once the producer has moved `n` elements (a head start,
+//! to see whether a consumer well behind stays behind). The producer runs on CPU 0, the
 //! consumer on CPU 1; each run moves `elems` elements through a fresh 4096-slot ring; the two
 //! queues run in turns, the order swapped from one run to the next. Printed per `work`: each
 //! queue's median ns per element over the runs with the range, the median over the runs of
@@ -54,6 +56,9 @@ pub(crate) fn run(
     push: impl FnMut(usize) -> bool + Send,
     pop: impl FnMut() -> Option<usize> + Send,
 ) -> (f64, f64, f64) {
+    let lead: u64 = std::env::var("HEELS_LEAD").map_or(0, |v| v.parse().unwrap());
+    let go = std::sync::atomic::AtomicBool::new(lead == 0);
+    let go = &go;
     let t = Instant::now();
     let empty = std::thread::scope(|s| {
         let producer = s.spawn(move || {
@@ -63,6 +68,9 @@ pub(crate) fn run(
             while sent < elems {
                 if (push.0)(1) {
                     sent += 1;
+                    if sent == lead {
+                        go.store(true, std::sync::atomic::Ordering::Release);
+                    }
                 } else {
                     full += 1;
                     std::hint::spin_loop();
@@ -72,6 +80,9 @@ pub(crate) fn run(
         });
         let consumer = s.spawn(move || {
             pin(1);
+            while !go.load(std::sync::atomic::Ordering::Acquire) {
+                std::hint::spin_loop();
+            }
             let mut pop = OwnLines(pop);
             let (mut got, mut empty, mut sum) = (0, 0u64, 0usize);
             while got < elems {
