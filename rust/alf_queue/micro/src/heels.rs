@@ -9,16 +9,17 @@
 //! ```
 //!
 //! `works` is a comma-separated list (default `0,2,4,8,16`). With `HEELS_LEAD=n` in the
-//! environment the consumer starts only once the producer has moved `n` elements (a head start,
-//! to see whether a consumer well behind stays behind). The producer runs on CPU 0, the
-//! consumer on CPU 1; each run moves `elems` elements through a fresh 4096-slot ring; the two
-//! queues run in turns, the order swapped from one run to the next. Printed per `work`: each
-//! queue's median ns per element over the runs with the range, the median over the runs of
-//! ours/rtrb within each pair, and how often a dequeue found the queue empty and an enqueue
-//! found it full (per element moved). A consumer that finds the queue empty runs at the producer's heels: each element
-//! then costs both sides a trip of the producer's tail line and of the slot's line.
+//! environment the consumer starts only once the producer has moved `n` elements, has found
+//! the ring full or is done (a head start, to see whether a consumer well behind stays behind).
+//! The producer runs on CPU 0, the consumer on CPU 1; each run moves `elems` elements through a
+//! fresh 4096-slot ring; the two queues run in turns, the order swapped from one run to the
+//! next. Printed per `work`: each queue's median ns per element over the runs with the range,
+//! the median over the runs of ours/rtrb within each pair, and how often a dequeue found the
+//! queue empty and an enqueue found it full (per element moved). A consumer that finds the
+//! queue empty runs at the producer's heels: each element then costs both sides a trip of the
+//! producer's tail line and of the slot's line.
 
-use crate::median;
+use crate::{median, range};
 use alf_queue::SpscQueue;
 use std::hint::black_box;
 use std::time::Instant;
@@ -49,7 +50,8 @@ fn consume(work: u32) {
 }
 
 /// Moves `elems` elements from a producer on CPU 0 through `push` to a consumer on CPU 1
-/// through `pop`; returns ns per element and the consumer's empty dequeues per element.
+/// through `pop` (the consumer held back for `HEELS_LEAD`, see the module docs); returns ns per
+/// element, the consumer's empty dequeues and the producer's full enqueues per element.
 pub(crate) fn run(
     elems: u64,
     work: u32,
@@ -72,10 +74,14 @@ pub(crate) fn run(
                         go.store(true, std::sync::atomic::Ordering::Release);
                     }
                 } else {
+                    // A lead larger than the ring: the head start is all it can be.
+                    go.store(true, std::sync::atomic::Ordering::Release);
                     full += 1;
                     std::hint::spin_loop();
                 }
             }
+            // A lead larger than the run.
+            go.store(true, std::sync::atomic::Ordering::Release);
             full
         });
         let consumer = s.spawn(move || {
@@ -166,12 +172,6 @@ pub(crate) fn run_table() {
             fa.push(x.2);
             fb.push(y.2);
         }
-        let range = |v: &[f64]| {
-            let (lo, hi) = v
-                .iter()
-                .fold((f64::MAX, 0f64), |(l, h), &x| (l.min(x), h.max(x)));
-            format!("{lo:.2}-{hi:.2}")
-        };
         let (ra, rb) = (range(&a), range(&b));
         println!(
             "| {work} | {:.2} ({ra}) | {:.2} ({rb}) | {:.2} | {:.3} | {:.3} | {:.3} | {:.3} |",

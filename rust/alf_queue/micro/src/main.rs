@@ -51,6 +51,14 @@ fn median(mut v: Vec<f64>) -> f64 {
     v[v.len() / 2]
 }
 
+/// The range of `v` as the subcommands' tables print it, `lo-hi`.
+fn range(v: &[f64]) -> String {
+    let (lo, hi) = v
+        .iter()
+        .fold((f64::MAX, 0f64), |(l, h), &x| (l.min(x), h.max(x)));
+    format!("{lo:.2}-{hi:.2}")
+}
+
 // For reading the generated code.
 #[no_mangle]
 #[inline(never)]
@@ -84,14 +92,11 @@ pub fn asm_spsc_enqueue(q: &SpscQueue<Item, RING>, x: Item) -> bool {
 }
 
 fn main() {
-    if std::env::args().nth(1).as_deref() == Some("alias") {
-        return alias::run();
-    }
-    if std::env::args().nth(1).as_deref() == Some("toy") {
-        return toy::run_table();
-    }
-    if std::env::args().nth(1).as_deref() == Some("heels") {
-        return heels::run_table();
+    match std::env::args().nth(1).as_deref() {
+        Some("alias") => return alias::run(),
+        Some("heels") => return heels::run_table(),
+        Some("toy") => return toy::run_table(),
+        _ => {}
     }
     let elems: usize = std::env::args()
         .nth(1)

@@ -26,7 +26,7 @@
 //! copy exhausted; the count's load and store sit on that path only).
 
 use crate::heels::{ours, rtrb, run, CAP};
-use crate::median;
+use crate::{median, range};
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 
 /// How many times the current toy's consumer has read the producer's index (its copy showed
@@ -309,17 +309,15 @@ pub(crate) fn run_table() {
     for (v, (name, _)) in vs.iter().enumerate() {
         let col = |f: fn(&(f64, f64, f64)) -> f64| t[v].iter().map(f).collect::<Vec<_>>();
         let ns = col(|x| x.0);
-        let (lo, hi) = ns
-            .iter()
-            .fold((f64::MAX, 0f64), |(l, h), &x| (l.min(x), h.max(x)));
         // Ours and rtrb are not instrumented.
         let r = match median(refreshes[v].clone()) {
             x if x > 0.0 => format!("{x:.3}"),
             _ => "-".into(),
         };
         println!(
-            "| {name} | {:.2} ({lo:.2}-{hi:.2}) | {:.3} | {:.3} | {r} |",
+            "| {name} | {:.2} ({}) | {:.3} | {:.3} | {r} |",
             median(ns.clone()),
+            range(&ns),
             median(col(|x| x.1)),
             median(col(|x| x.2))
         );
