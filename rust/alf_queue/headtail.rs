@@ -19,7 +19,20 @@
 use super::sync::check_settled;
 #[cfg(all(feature = "std", not(loom)))]
 use super::sync::wait_for_in_flight;
-use super::sync::{read_own_tail, wait_for, AtomicU32, Ordering};
+use super::sync::{read_own_tail, spin_loop, wait_for, AtomicU32, Ordering};
+
+/// How many pause hints ([`spin_loop`]) a trailing consumer spins when it has caught up with
+/// the producer (see [`HeadTail::trail`]); one under loom, where a hint is a yield to the model's
+/// scheduler.
+///
+/// What it takes, on one host, for the consumer to fall far enough behind: the `1p1c_single`
+/// benchmark ran the consumer at the producer's heels again with 4 to 16 (see
+/// docs/benchmarks.md, "One element per call across threads").
+#[cfg(not(loom))]
+pub(crate) const TRAIL_SPINS: u32 = 32;
+/// See the `not(loom)` constant.
+#[cfg(loom)]
+pub(crate) const TRAIL_SPINS: u32 = 1;
 
 /// One side's pair of free-running indices: `head` and the cached `other_tail` in one 128-byte
 /// block, `tail` alone in the next.
@@ -315,6 +328,50 @@ impl HeadTail {
                 Err(current) => head = current,
             }
         }
+    }
+
+    /// Readies a single consumer's next operation to trail the producer: when this side's
+    /// copy of the producer's tail shows no item, reads that tail, and if it shows fewer than
+    /// `trail` items (but some), spins [`TRAIL_SPINS`] pause hints before keeping it as the copy.
+    /// Returns `false` if the ring is empty.
+    ///
+    /// The next [`HeadTail::move_head`] of this side then finds its items in the copy and
+    /// reads nothing of the producer's; after the wait the copy is the tail read before it, so
+    /// the producer's line is read once per trailing step, not polled: each read of it takes
+    /// the line from the producer, whose next store of its tail must fetch it back.
+    ///
+    /// See [`Consumer::dequeue_trailing`] for why a consumer trails.
+    ///
+    /// # Safety
+    ///
+    /// As for a single side's [`HeadTail::move_head`]: every other call of this side on this
+    /// ring happens before this one or after the matching `update_tail`, and `pos` is the
+    /// side's position; `other` is the producer's tail.
+    ///
+    /// [`Consumer::dequeue_trailing`]: super::Consumer::dequeue_trailing
+    #[inline(always)]
+    pub(crate) unsafe fn trail(&self, pos: &impl Position, other: &AtomicU32, trail: u32) -> bool {
+        let head = pos.get(self);
+        // Relaxed: a single side's copy, which only this side stores (as C0 there).
+        if self.other_tail.load(Ordering::Relaxed) != head {
+            return true;
+        }
+        // A5: pairs with R0 of the producer's commit, as A1: the producer's accesses to the
+        // slots up to `seen` happen before ours.
+        let seen = other.load(Ordering::Acquire);
+        let items = seen.wrapping_sub(head);
+        if items == 0 {
+            return false;
+        }
+        if items < trail {
+            for _ in 0..TRAIL_SPINS {
+                spin_loop();
+            }
+        }
+        // Relaxed, as C1 on a single side: only this side reads it. INVARIANT: A value the
+        // producer's tail has had, acquired by A5, and at least our position.
+        self.other_tail.store(seen, Ordering::Relaxed);
+        true
     }
 
     /// Publishes the entries `head .. next`, which this side reserved with

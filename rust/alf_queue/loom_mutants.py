@@ -77,6 +77,17 @@ for side, other in (("prod", "cons"), ("cons", "prod")):
                              f"the single-{side} commit no longer records its position"),
     })
 
+# The trailing consumer's step (`HeadTail::trail`), on the single consumer only: applied to
+# headtail.rs as it stands (side None), its anchors occurring there once.
+A5 = "let seen = other.load(Ordering::Acquire);"
+TRAIL_STORE = "self.other_tail.store(seen, Ordering::Relaxed);"
+MUTANTS.update({
+    "trail_a5": (None, A5, A5.replace(ACQ, RLX),
+                 "A5 of the trailing consumer (prod.tail load) Acquire -> Relaxed"),
+    "trail_overclaim": (None, TRAIL_STORE, TRAIL_STORE.replace("(seen,", "(seen.wrapping_add(1),"),
+                        "the trailing consumer's copy of prod.tail one item ahead of what it read"),
+})
+
 # The StampQueue's mutants (stamp.rs), each applied inside one function: name -> (function,
 # exact text in it, replacement, what it removes).
 S_LOAD = "read_stamp(&slot.stamp, {}, Ordering::Acquire)"

@@ -205,6 +205,23 @@ impl<T, const N: usize> Ring<T, N> {
         Some(item)
     }
 
+    /// Moves the oldest item out of the queue, if there is one, as the single consumer that
+    /// trails the producer by about `trail` items (see [`HeadTail::trail`]).
+    ///
+    /// # Safety
+    ///
+    /// As for [`Ring::dequeue_one`] without `MULTI`.
+    #[inline(always)]
+    pub(crate) unsafe fn dequeue_one_trailing(&self, pos: impl Position, trail: u32) -> Option<T> {
+        // SAFETY: Our caller's guarantee is the one `trail` requires, and `prod.tail` is the
+        // producer's tail.
+        if !unsafe { self.cons.trail(&pos, &self.prod.tail, trail) } {
+            return None;
+        }
+        // SAFETY: Our caller's guarantee.
+        unsafe { self.dequeue_one::<false>(pos) }
+    }
+
     /// Moves the first items of `batch` into the queue: all or none if `FIXED`, as many as
     /// fit otherwise; the items left in the batch keep their order.
     ///

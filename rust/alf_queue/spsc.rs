@@ -10,7 +10,7 @@ use core::marker::PhantomData;
 use super::batch::Batch;
 #[cfg(not(loom))]
 use super::chunk::{ReadChunk, WriteChunk};
-use super::headtail::{OwnTail, Position};
+use super::headtail::{OwnTail, Position, TRAIL_SPINS};
 use super::queue::queue_common;
 use super::ring::Ring;
 #[cfg(not(loom))]
@@ -660,6 +660,29 @@ pub struct Consumer<'a, T, const N: usize> {
 }
 
 impl<T, const N: usize> Consumer<'_, T, N> {
+    /// How far, in items, [`Consumer::dequeue_trailing`] keeps behind the producer: the items
+    /// of 2 KiB of slots (256 pointers), at least one and at most half the ring.
+    pub const TRAIL: u32 = {
+        let size = if core::mem::size_of::<T>() == 0 {
+            1
+        } else {
+            core::mem::size_of::<T>()
+        };
+        let items = 2048 / size;
+        let half = N / 2;
+        (if items == 0 {
+            1
+        } else if items > half {
+            half
+        } else {
+            items
+        }) as u32
+    };
+
+    /// How many pause hints (`cpu_relax()`) [`Consumer::dequeue_trailing`] spins when it has
+    /// caught up with the producer.
+    pub const TRAIL_SPINS: u32 = TRAIL_SPINS;
+
     /// Moves the oldest item out of the queue, if there is one.
     #[inline]
     pub fn dequeue(&mut self) -> Option<T> {
@@ -667,6 +690,57 @@ impl<T, const N: usize> Consumer<'_, T, N> {
         // `&mut self` orders our own calls by happens-before (moving the handle to another
         // thread synchronises).
         unsafe { self.queue.ring.dequeue_one::<false>(&mut self.pos) }
+    }
+
+    /// Moves the oldest item out of the queue, if there is one, keeping this consumer behind a
+    /// producer that streams items from another CPU.
+    ///
+    /// As [`Consumer::dequeue`], except when the items this consumer knows of have run out
+    /// and the producer's tail shows fewer than [`Consumer::TRAIL`] more (but some): then it
+    /// first spins [`Consumer::TRAIL_SPINS`] pause hints, and takes those items without reading
+    /// the producer's tail again until they are gone. An empty queue returns `None` at once.
+    ///
+    /// A consumer that keeps up with its producer runs at its heels: it reads the producer's
+    /// tail and slot lines while the producer is still writing them, and each such read makes
+    /// the producer's next store fetch the line back. A producer slowed so keeps its consumer
+    /// close, so the pair stays there, at up to twice the cost per item of a consumer that
+    /// lags (and lets the producer fill whole lines before it reads them). Which of the two a
+    /// pair of plain [`Consumer::dequeue`] and [`Producer::enqueue`] settles in depends on
+    /// which side is faster when the other does not slow it, which shifts with the code and
+    /// the CPUs; the wait here makes the consumer fall behind each time it catches up.
+    /// docs/design.md ("A consumer that trails") gives the measurements.
+    ///
+    /// The cost is latency: an item that finds the consumer caught up waits the spins (about
+    /// 0.7 µs on the Zen 5 host of docs/benchmarks.md; the time of a pause hint differs between
+    /// CPUs). Use it for a consumer that polls a busy stream; for one that must react to each
+    /// item at once, use [`Consumer::dequeue`].
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use kernel::alf_queue::{Consumer, SpscQueue};
+    ///
+    /// let mut q = SpscQueue::<u64, 8>::new();
+    /// let (mut tx, mut rx) = q.split();
+    /// assert_eq!(rx.dequeue_trailing(), None);
+    /// assert_eq!(Consumer::<u64, 8>::TRAIL, 4); // Half this small ring.
+    /// for i in 0..3 {
+    ///     assert_eq!(tx.enqueue(i), Ok(()));
+    /// }
+    /// // Fewer than `TRAIL` items: the first dequeue spins, then they come in order.
+    /// for i in 0..3 {
+    ///     assert_eq!(rx.dequeue_trailing(), Some(i));
+    /// }
+    /// assert_eq!(rx.dequeue_trailing(), None);
+    /// ```
+    #[inline]
+    pub fn dequeue_trailing(&mut self) -> Option<T> {
+        // SAFETY: As in `dequeue`.
+        unsafe {
+            self.queue
+                .ring
+                .dequeue_one_trailing(&mut self.pos, Self::TRAIL)
+        }
     }
 
     /// Appends exactly `n` of the oldest items to `batch`, or none; see

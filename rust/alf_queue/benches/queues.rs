@@ -33,7 +33,9 @@
 //! `Producer::enqueue`/`Consumer::dequeue` (`alf_spsc_single`), `MpmcQueue::enqueue`/
 //! `dequeue` (`alf_mpmc_single`) and `StampQueue::enqueue`/`dequeue` (`alf_stamp_single`;
 //! in the `st` group too), rtrb through `Producer::push`/`Consumer::pop`, ringbuf
-//! through `try_push`/`try_pop` of its caching halves, the MPMC peers as in the other groups.
+//! through `try_push`/`try_pop` of its caching halves, the MPMC peers as in the other groups;
+//! and with a consumer that trails its producer, ours through `Consumer::dequeue_trailing`
+//! (`alf_spsc_trailing`) and rtrb with the same wait written around `pop` (`rtrb_trailing`).
 //!
 //! Across threads, every worker thread is pinned to a CPU of its own (from the CPUs this
 //! process may run on; `ALF_BENCH_NO_PIN=1` in the environment turns that off) and waits at a
@@ -839,6 +841,21 @@ fn run_alf_spsc_single(_k: usize, _pc: (u64, u64), iters: u64) -> Duration {
     single_pair(iters, move |x| tx.enqueue(x).is_ok(), move || rx.dequeue())
 }
 
+/// Ours, SPSC, one element per call through the handles, the consumer trailing the producer
+/// (`Consumer::dequeue_trailing`).
+fn run_alf_spsc_trailing(_k: usize, _pc: (u64, u64), iters: u64) -> Duration {
+    let mut q = Box::<SpscQueue<usize, SINGLE_CAP>>::new_uninit();
+    SpscQueue::init_in_place(&mut q);
+    // SAFETY: `init_in_place` initialised the queue.
+    let mut q = unsafe { q.assume_init() };
+    let (mut tx, mut rx) = q.split();
+    single_pair(
+        iters,
+        move |x| tx.enqueue(x).is_ok(),
+        move || rx.dequeue_trailing(),
+    )
+}
+
 /// Ours, MPMC, one element per call (`enqueue`, `dequeue`).
 fn run_alf_mpmc_single(_k: usize, _pc: (u64, u64), iters: u64) -> Duration {
     let mut q = Box::<MpmcQueue<usize, SINGLE_CAP>>::new_uninit();
@@ -865,6 +882,30 @@ fn run_rtrb_single(_k: usize, _pc: (u64, u64), iters: u64) -> Duration {
     single_pair(iters, move |x| p.push(x).is_ok(), move || c.pop().ok())
 }
 
+/// rtrb, one element per call, its consumer made to trail the producer by its caller as
+/// `Consumer::dequeue_trailing` trails ours: when rtrb's copy of the producer's index shows
+/// nothing, `slots()` reads the index (and keeps it as the copy), and if it shows fewer than
+/// our `TRAIL` items but some, the caller spins our `TRAIL_SPINS` pause hints before popping.
+fn run_rtrb_trailing(_k: usize, _pc: (u64, u64), iters: u64) -> Duration {
+    type Ours<'a> = alf_queue::Consumer<'a, usize, SINGLE_CAP>;
+    let (mut p, mut c) = rtrb::RingBuffer::<usize>::new(SINGLE_CAP);
+    single_pair(
+        iters,
+        move |x| p.push(x).is_ok(),
+        move || {
+            if c.cached_slots() == 0 {
+                let n = c.slots();
+                if n != 0 && n < Ours::TRAIL as usize {
+                    for _ in 0..Ours::TRAIL_SPINS {
+                        std::hint::spin_loop();
+                    }
+                }
+            }
+            c.pop().ok()
+        },
+    )
+}
+
 /// ringbuf, one element per call (`try_push`, `try_pop` of its caching halves).
 fn run_ringbuf_single(_k: usize, _pc: (u64, u64), iters: u64) -> Duration {
     let (mut p, mut c) = ringbuf::HeapRb::<usize>::new(SINGLE_CAP).split();
@@ -886,11 +927,13 @@ fn run_concurrent_single(_k: usize, _pc: (u64, u64), iters: u64) -> Duration {
 }
 
 /// Every queue of the single-element one-producer one-consumer runs (k is 1 for all).
-const ONE_P_ONE_C_SINGLE: [Run; 7] = [
+const ONE_P_ONE_C_SINGLE: [Run; 9] = [
     ("alf_spsc_single", run_alf_spsc_single),
+    ("alf_spsc_trailing", run_alf_spsc_trailing),
     ("alf_mpmc_single", run_alf_mpmc_single),
     ("alf_stamp_single", run_alf_stamp_single),
     ("rtrb_single", run_rtrb_single),
+    ("rtrb_trailing", run_rtrb_trailing),
     ("ringbuf_single", run_ringbuf_single),
     ("crossbeam_arrayqueue", run_arrayqueue_single),
     ("concurrent_queue", run_concurrent_single),

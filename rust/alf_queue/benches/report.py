@@ -145,8 +145,10 @@ OURS = {
 SPSC_PEERS = ("rtrb_chunks", "ringbuf_slices")
 MPMC_PEERS = ("crossbeam_arrayqueue", "concurrent_queue")
 # The single-element 1p1c targets: ours one element per call against one peer, also one
-# element per call.
-SINGLE_TARGETS = (("SPSC", {"alf_spsc_single": "s"}, ("rtrb_single",), "rtrb"),
+# element per call; for SPSC the faster of each queue's consumer as it is and made to trail
+# its producer (ours with `dequeue_trailing`, rtrb with the same wait around `pop`).
+SINGLE_TARGETS = (("SPSC", {"alf_spsc_single": "s", "alf_spsc_trailing": "r"},
+                   ("rtrb_single", "rtrb_trailing"), "rtrb"),
                   ("MPMC", {"alf_mpmc_single": "s", "alf_stamp_single": "t"},
                    ("crossbeam_arrayqueue",), "ArrayQueue"))
 
@@ -243,9 +245,10 @@ def targets(tables):
           "its runs in turns are there: the median over the repetitions of the ratio within "
           "each); b = our bulk/burst through a Batch, w = in place (`*_with`), c = chunks "
           "(`write_chunk`, `read_chunk`), s = one element per call, t = one element per call "
-          "through StampQueue, whichever of ours was "
-          "fastest; the single-item rows are one element per call on both sides, k = 1, "
-          "4096 slots")
+          "through StampQueue, r = one element per call, the consumer trailing "
+          "(`dequeue_trailing`), whichever of ours was fastest; the single-item rows are one "
+          "element per call on both sides, k = 1, 4096 slots, against the faster of the peer's "
+          "consumer as it is and trailing")
     print(head("target", sizes))
     for line in lines:
         print(line)

@@ -389,6 +389,55 @@ fn spsc_self_methods_after_handles_find_their_copies() {
     assert_eq!(q.len(), 4);
 }
 
+/// `dequeue_trailing` keeps the copy of the producer's tail where `dequeue` keeps it, so the
+/// two, the bursts, the chunks and the `&self` methods mix in any order, across the indices'
+/// wrap, losing and repeating nothing.
+#[test]
+fn spsc_trailing_mixes_with_the_other_paths() {
+    let books = Books::default();
+    {
+        let mut q = SpscQueue::<Tracked, 8>::with_start_index(u32::MAX - 5);
+        let mut next = 0;
+        for round in 0..6 {
+            let (mut tx, mut rx) = q.split();
+            assert_eq!(rx.dequeue_trailing().map(|t| t.id), None);
+            for _ in 0..5 {
+                assert!(tx.enqueue(books.make()).is_ok());
+            }
+            // Five items, more than `TRAIL` (four): no wait; then three, fewer: a wait.
+            assert_eq!(rx.dequeue_trailing().map(|t| t.id), Some(next));
+            assert_eq!(rx.dequeue().map(|t| t.id), Some(next + 1));
+            let mut b = Batch::<Tracked, 8>::new();
+            assert_eq!(rx.dequeue_burst(&mut b, 1), Ok(1));
+            assert_eq!(b.pop().map(|t| t.id), Some(next + 2));
+            assert_eq!(rx.dequeue_trailing().map(|t| t.id), Some(next + 3));
+            if round % 2 == 0 {
+                // The `&self` methods find the copy the handle left.
+                // SAFETY: This thread is the queue's only user.
+                assert_eq!(unsafe { q.dequeue() }.map(|t| t.id), Some(next + 4));
+            } else {
+                assert_eq!(rx.dequeue_trailing().map(|t| t.id), Some(next + 4));
+                assert_eq!(rx.dequeue_trailing().map(|t| t.id), None);
+            }
+            next += 5;
+            assert!(q.is_empty());
+        }
+    }
+    books.check_all_dropped();
+}
+
+/// How far a trailing consumer keeps behind: 2 KiB of slots, at least one item, at most half
+/// the ring.
+#[test]
+fn spsc_trail_distance() {
+    assert_eq!(Consumer::<u64, 4096>::TRAIL, 256);
+    assert_eq!(Consumer::<u8, 4096>::TRAIL, 2048);
+    assert_eq!(Consumer::<u8, 1024>::TRAIL, 512);
+    assert_eq!(Consumer::<[u8; 4096], 8>::TRAIL, 1);
+    assert_eq!(Consumer::<(), 8>::TRAIL, 4);
+    assert_eq!(Consumer::<u64, 2>::TRAIL, 1);
+}
+
 // ---------------------------------------------------------------------------------------------
 // Bulk and burst semantics
 

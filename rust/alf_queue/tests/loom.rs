@@ -568,6 +568,46 @@ fn spsc_split_wrap() {
     });
 }
 
+/// SPSC with a trailing consumer (`dequeue_trailing`): a 4-slot ring whose indices wrap, which
+/// the consumer trails by two items, so that it waits whenever it finds one. The producer sends
+/// three items, retrying while the ring is full, and counts them in `sent` after each.
+#[test]
+fn spsc_trailing_wrap() {
+    model("the consumer started a dequeue with one item sent", || {
+        let q = Box::into_raw(Box::new(SpscQueue::<Item, 4>::with_start_index(
+            u32::MAX - 1,
+        )));
+        // SAFETY: `q` is valid until `Box::from_raw` below, after both handles are gone.
+        let (mut tx, mut rx) = unsafe { (*q).split() };
+        assert_eq!(alf_queue::Consumer::<Item, 4>::TRAIL, 2);
+        let sent = Arc::new(loom::sync::atomic::AtomicU32::new(0));
+        let p = {
+            let sent = sent.clone();
+            thread::spawn(move || {
+                enqueue_all(3, |it| {
+                    let r = tx.enqueue(it);
+                    if r.is_ok() {
+                        sent.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                    }
+                    r
+                })
+            })
+        };
+        let mut one_sent = false;
+        let got = dequeue_count(3, || {
+            one_sent |= sent.load(std::sync::atomic::Ordering::Relaxed) == 1;
+            rx.dequeue_trailing()
+        });
+        p.join().unwrap();
+        assert!(rx.dequeue_trailing().is_none());
+        // SAFETY: The handles that borrowed `*q` are gone (no use of them follows); it came from `Box::into_raw`.
+        let q = unsafe { Box::from_raw(q) };
+        assert!(q.is_empty());
+        assert_eq!(got, [0, 1, 2]);
+        one_sent
+    });
+}
+
 /// SPSC bulk and burst: the producer pushes a burst of three into a 4-slot ring holding one
 /// item, the consumer takes exact bulks of two; one item stays behind.
 #[test]

@@ -363,3 +363,46 @@ fn spsc_handles_and_drops() {
     assert!(q.is_empty());
     assert_eq!(LIVE.load(Ordering::Relaxed), 0);
 }
+
+#[test]
+fn spsc_trailing() {
+    // One item per call through the handles, the consumer trailing (`dequeue_trailing`): every
+    // item arrives once and in order, from indices that wrap, whether the consumer finds the
+    // ring empty, short of `TRAIL` items (and waits) or well ahead.
+    let n = items();
+    let mut q = SpscQueue::<u64, 256>::with_start_index(u32::MAX - 300);
+    let (mut tx, mut rx) = q.split();
+    let empties = std::thread::scope(|s| {
+        s.spawn(move || {
+            let mut spins = 0;
+            for v in 0..n {
+                while tx.enqueue(v).is_err() {
+                    backoff(&mut spins);
+                }
+                spins = 0;
+            }
+        });
+        s.spawn(move || {
+            let (mut expect, mut empties, mut spins) = (0, 0u64, 0);
+            while expect < n {
+                match rx.dequeue_trailing() {
+                    Some(v) => {
+                        assert_eq!(v, expect);
+                        expect += 1;
+                        spins = 0;
+                    }
+                    None => {
+                        empties += 1;
+                        backoff(&mut spins);
+                    }
+                }
+            }
+            assert!(rx.dequeue_trailing().is_none());
+            empties
+        })
+        .join()
+        .unwrap()
+    });
+    eprintln!("spsc_trailing: {n} items, {empties} empty dequeues");
+    assert!(q.is_empty());
+}

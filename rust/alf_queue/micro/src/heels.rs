@@ -10,7 +10,8 @@
 //!
 //! `works` is a comma-separated list (default `0,2,4,8,16`). With `HEELS_LEAD=n` in the
 //! environment the consumer starts only once the producer has moved `n` elements, has found
-//! the ring full or is done (a head start, to see whether a consumer well behind stays behind).
+//! the ring full or is done (a head start, to see whether a consumer well behind stays behind);
+//! with `HEELS_TRAILING=1` our consumer is `Consumer::dequeue_trailing`.
 //! The producer runs on CPU 0, the consumer on CPU 1; each run moves `elems` elements through a
 //! fresh 4096-slot ring; the two queues run in turns, the order swapped from one run to the
 //! next. Printed per `work`: each queue's median ns per element over the runs with the range,
@@ -120,11 +121,18 @@ pub(crate) fn ours(elems: u64, work: u32) -> (f64, f64, f64) {
     // SAFETY: `init_in_place` initialised the queue.
     let mut q = unsafe { q.assume_init() };
     let (mut tx, mut rx) = q.split();
+    let trailing = std::env::var_os("HEELS_TRAILING").is_some();
     run(
         elems,
         work,
         move |x| tx.enqueue(x).is_ok(),
-        move || rx.dequeue(),
+        move || {
+            if trailing {
+                rx.dequeue_trailing()
+            } else {
+                rx.dequeue()
+            }
+        },
     )
 }
 
