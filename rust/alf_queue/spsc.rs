@@ -708,7 +708,8 @@ impl<T, const N: usize> Consumer<'_, T, N> {
     /// pair of plain [`Consumer::dequeue`] and [`Producer::enqueue`] settles in depends on
     /// which side is faster when the other does not slow it, which shifts with the code and
     /// the CPUs; the wait here makes the consumer fall behind each time it catches up.
-    /// docs/design.md ("A consumer that trails") gives the measurements.
+    /// rust/alf_queue/README.md ("A consumer that trails") tells the design, docs/benchmarks.md
+    /// the measurements.
     ///
     /// The cost is latency: an item that finds the consumer caught up waits the spins (about
     /// 0.7 µs on the Zen 5 host of docs/benchmarks.md; the time of a pause hint differs between

@@ -146,6 +146,31 @@ pub(crate) fn rtrb(elems: u64, work: u32) -> (f64, f64, f64) {
     )
 }
 
+/// Prints what a trailing consumer's wait (`Consumer::TRAIL_SPINS` pause hints) takes on this
+/// CPU: the median and range over 10^5 waits, each timed on its own, with other work between
+/// them. A long unbroken run of hints would measure something else in a virtual machine,
+/// whose host may stop a vCPU that executes many of them in a short window (AMD's pause
+/// filter, Intel's pause-loop exiting).
+pub(crate) fn pause() {
+    const WAITS: usize = 100_000;
+    let spins = alf_queue::Consumer::<usize, CAP>::TRAIL_SPINS;
+    let ns: Vec<f64> = (0..WAITS)
+        .map(|_| {
+            consume(1000);
+            let t = Instant::now();
+            for _ in 0..black_box(spins) {
+                std::hint::spin_loop();
+            }
+            t.elapsed().as_secs_f64() * 1e9
+        })
+        .collect();
+    println!(
+        "a trailing consumer's wait, {spins} pause hints: {:.0} ns (median of {WAITS}, {})",
+        median(ns.clone()),
+        range(&ns)
+    );
+}
+
 /// Runs the table; the arguments after `heels` are `[elems] [runs] [works]`.
 pub(crate) fn run_table() {
     let arg = |i: usize| std::env::args().nth(i);

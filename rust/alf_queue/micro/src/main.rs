@@ -13,6 +13,7 @@
 //! ./target/release/alf_queue_micro alias               # the elements' page offset (alias.rs)
 //! ./target/release/alf_queue_micro heels               # one element per call, 2 threads (heels.rs)
 //! ./target/release/alf_queue_micro toy                 # what decides heels' gap (toy.rs)
+//! ./target/release/alf_queue_micro pause               # a trailing consumer's wait (heels.rs)
 //! ```
 //!
 //! Variants: 0 mpmc_single, 1 mpmc_bulk, 2 c_mpmc_bulk, 3 spsc_single, 4 spsc_bulk,
@@ -96,6 +97,7 @@ fn main() {
         Some("alias") => return alias::run(),
         Some("heels") => return heels::run_table(),
         Some("toy") => return toy::run_table(),
+        Some("pause") => return heels::pause(),
         _ => {}
     }
     let elems: usize = std::env::args()
