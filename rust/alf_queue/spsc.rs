@@ -703,7 +703,7 @@ impl<T, const N: usize> Consumer<'_, T, N> {
     /// A consumer that keeps up with its producer runs at its heels: it reads the producer's
     /// tail and slot lines while the producer is still writing them, and each such read makes
     /// the producer's next store fetch the line back. A producer slowed so keeps its consumer
-    /// close, so the pair stays there, at up to twice the cost per item of a consumer that
+    /// close, so the pair stays there, at several times the cost per item of a consumer that
     /// lags (and lets the producer fill whole lines before it reads them). Which of the two a
     /// pair of plain [`Consumer::dequeue`] and [`Producer::enqueue`] settles in depends on
     /// which side is faster when the other does not slow it, which shifts with the code and
@@ -711,8 +711,8 @@ impl<T, const N: usize> Consumer<'_, T, N> {
     /// rust/alf_queue/README.md ("A consumer that trails") tells the design, docs/benchmarks.md
     /// the measurements.
     ///
-    /// The cost is latency: an item that finds the consumer caught up waits the spins (about
-    /// 0.7 µs on the Zen 5 host of docs/benchmarks.md; the time of a pause hint differs between
+    /// The cost is latency: an item that finds the consumer caught up waits the spins (751 ns
+    /// on the Zen 5 host of docs/benchmarks.md; the time of a pause hint differs between
     /// CPUs). Use it for a consumer that polls a busy stream; for one that must react to each
     /// item at once, use [`Consumer::dequeue`].
     ///

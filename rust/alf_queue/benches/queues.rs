@@ -973,7 +973,7 @@ fn two_producers_two_consumers(c: &mut Criterion) {
 /// Repetitions of the alternating runs, after one that warms up and is not kept. Which
 /// placement of the two threads a repetition lands in (see [`alternating`]) moves a ratio by
 /// up to twice, so the median needs many (docs/benchmarks.md, "alf_queue against its peers in
-/// userspace", says how far apart runs of 21 landed).
+/// userspace", says how far one placement is from another).
 const PAIR_REPS: usize = 101;
 /// About how long each run of the alternation lasts.
 const PAIR_RUN: Duration = Duration::from_millis(20);
