@@ -27,8 +27,7 @@ use super::sync::{read_own_tail, spin_loop, wait_for, AtomicU32, Ordering};
 ///
 /// What it takes, on one host, for the consumer to fall far enough behind: with 4 to 16, in
 /// scratch builds of the `1p1c_single` benchmark, the consumer ran at the producer's heels again
-/// between waits (see
-/// rust/alf_queue/README.md, "A consumer that trails").
+/// between waits (see rust/alf_queue/README.md, "A consumer that trails").
 #[cfg(not(loom))]
 pub(crate) const TRAIL_SPINS: u32 = 32;
 /// See the `not(loom)` constant.
