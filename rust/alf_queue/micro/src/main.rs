@@ -17,7 +17,7 @@
 //! ```
 //!
 //! Variants: 0 mpmc_single, 1 mpmc_bulk, 2 c_mpmc_bulk, 3 spsc_single, 4 spsc_bulk,
-//! 5 c_spsc_bulk. The `asm_*` functions are small wrappers to read with `objdump -d`.
+//! 5 c_spsc_bulk, 6 spsc_slice, 7 mpmc_slice. The `asm_*` functions are small wrappers to read with `objdump -d`.
 
 use alf_queue::{Batch, MpmcQueue, SpscQueue};
 use std::ffi::{c_int, c_ulong, c_void};
@@ -29,7 +29,7 @@ const MAX_BULK: usize = 256;
 type Item = *mut c_void;
 
 // The kernel sample's loops and its declarations of the C side, the same source; the loops in
-// their copy 0 (`spsc_with` and the slice loops have no variant here).
+// their copy 0 (`spsc_with` has no variant here).
 #[allow(dead_code, unused_macros, unused_imports)]
 #[path = "../../../../samples/rust/rust_alf_queue_bench_loops.rs"]
 mod loops;
@@ -37,9 +37,10 @@ mod loops;
 #[path = "../../../../samples/rust/bench_placement.rs"]
 mod placement;
 use loops::{
-    c_loop, mpmc_bulk, mpmc_single, rust_alf_queue_bench_cq_mpmc_check,
+    c_loop, mpmc_bulk, mpmc_single, mpmc_slice, rust_alf_queue_bench_cq_mpmc_check,
     rust_alf_queue_bench_cq_mpmc_run, rust_alf_queue_bench_cq_new,
     rust_alf_queue_bench_cq_spsc_check, rust_alf_queue_bench_cq_spsc_run, spsc_bulk, spsc_single,
+    spsc_slice,
 };
 
 mod alias;
@@ -142,6 +143,8 @@ fn main() {
                 },
                 3 => spsc_single::<0>(&mut spsc, &mut items[..n], loops),
                 4 => spsc_bulk::<0>(&mut spsc, b, n, loops),
+                6 => spsc_slice::<0>(&mut spsc, &mut items[..n], loops),
+                7 => mpmc_slice::<0>(&mpmc, &mut items[..n], loops),
                 // SAFETY: As for variant 2, with `cs`.
                 _ => unsafe {
                     c_loop(
@@ -179,6 +182,8 @@ fn main() {
         "spsc_single",
         "spsc_bulk",
         "c_spsc_bulk",
+        "spsc_slice",
+        "mpmc_slice",
     ];
     println!("ns per enqueue or dequeue of one element, median of {runs} runs");
     println!(
@@ -210,9 +215,18 @@ fn main() {
                 r[r.len() / 2]
             })
             .collect();
-        println!("{:>4} {}   spsc bulk/C {:.2} mpmc bulk/C {:.2} spsc bulk/single {:.2} mpmc bulk/single {:.2}", n,
+        println!(
+            "{:>4} {}   spsc bulk/C {:.2} slice/C {:.2} slice/single {:.2}; \
+             mpmc bulk/C {:.2} slice/C {:.2} slice/single {:.2}",
+            n,
             med.iter().map(|m| format!("{m:>12.2}")).collect::<String>(),
-            med[4] / med[5], med[1] / med[2], med[4] / med[3], med[1] / med[0]);
+            med[4] / med[5],
+            med[6] / med[5],
+            med[6] / med[3],
+            med[1] / med[2],
+            med[7] / med[2],
+            med[7] / med[0]
+        );
     }
     black_box((&mut mpmc, &mut spsc));
 }
