@@ -270,15 +270,22 @@ impl HeadTail {
             // On a multi side a copy older than the tail behind the current head gives a
             // "negative" (wrapped, larger than `size`) count: treat it as too few. `available`
             // is in `n ..= size` exactly when `available - n`, wrapping, is at most `size - n`:
-            // one comparison instead of two.
+            // one comparison instead of two. On a single side, `n - 1 >= available`, wrapping,
+            // is `available < n` for `n >= 1` and holds for an empty request too, which thus
+            // leaves the common path: there `k = n >= 1`, and the callers' test for an empty
+            // reservation is compiled out of it.
             let short = if MULTI {
                 available.wrapping_sub(n) > size - n
             } else {
-                available < n
+                n.wrapping_sub(1) >= available
             };
             // The copy shows room (items) for all `n`: the common case, without the clamp.
             let mut k = n;
             if short {
+                // An empty request on a single side reserves nothing, and reads nothing.
+                if !MULTI && n == 0 {
+                    return (head, 0, true);
+                }
                 // A1: pairs with R0 of the other side's commit (its tail store in
                 // `update_tail`): the other side's accesses to the slots up to that tail
                 // happen before ours.
