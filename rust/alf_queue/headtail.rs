@@ -21,8 +21,8 @@ use super::sync::check_settled;
 use super::sync::wait_for_in_flight;
 use super::sync::{read_own_tail, spin_loop, wait_for, AtomicU32, Ordering};
 
-/// How many pause hints ([`spin_loop`]) a trailing consumer spins when it has caught up with
-/// the producer (see [`HeadTail::trail`]); one under loom, where a hint is a yield to the model's
+/// How many pause hints ([`spin_loop`]) a trailing side spins when it has caught up with the
+/// other (see [`HeadTail::move_head`]); one under loom, where a hint is a yield to the model's
 /// scheduler.
 ///
 /// What it takes, on one host, for the consumer to fall far enough behind: with 4 to 16, in
@@ -205,6 +205,13 @@ impl HeadTail {
     /// side's position, `pos` (which equals its `tail` at rest), and nothing is written: it
     /// stays private until [`HeadTail::update_tail`] publishes it.
     ///
+    /// `trail` is 0 but for a single side that trails the other ([`Consumer::dequeue_trailing`]
+    /// tells why): when the tail it reads shows fewer than `trail` entries but some, it spins
+    /// [`TRAIL_SPINS`] pause hints first, and then takes what that tail showed without reading
+    /// it again. A read after the wait would take the other side's line from it again, which
+    /// is the cost the wait avoids; so the side reads the other's tail once per trailing step
+    /// and falls behind by what the other side did during the wait.
+    ///
     /// A multi side reads its own `tail` before it reserves; the reservation is settled if that
     /// tail was where the reservation starts. The commit would otherwise read `tail` again,
     /// after the compare-and-swap, to wait for it: a read that, coming after a locked
@@ -215,6 +222,8 @@ impl HeadTail {
     /// If `!MULTI`, every other call of this side on this ring (of `move_head` and the
     /// matching `update_tail`) happens before this one or after the matching `update_tail`, and
     /// `pos` is the side's position (see [`Position`]).
+    ///
+    /// [`Consumer::dequeue_trailing`]: super::Consumer::dequeue_trailing
     #[inline(always)]
     pub(crate) unsafe fn move_head<const MULTI: bool, const FIXED: bool>(
         &self,
@@ -223,6 +232,7 @@ impl HeadTail {
         capacity: u32,
         size: u32,
         n: u32,
+        trail: u32,
     ) -> (u32, u32, bool) {
         // A0: on a multi side, pairs with R1 (the successful head CAS) of the operation that
         // moved `head` to the value we read: the other-side tail it saw (through C0/C1 or A1)
@@ -307,6 +317,13 @@ impl HeadTail {
                 // justified it, and A0 makes that tail no newer than `tail`: this is in
                 // `0 ..= size`.
                 let available = capacity.wrapping_add(tail).wrapping_sub(head);
+                // A single side that trails, and finds only a few entries, waits for the other
+                // side to move on before it takes them.
+                if !MULTI && available != 0 && available < trail {
+                    for _ in 0..TRAIL_SPINS {
+                        spin_loop();
+                    }
+                }
                 // The clamp: all or nothing, or as many as fit.
                 k = if n <= available {
                     n
@@ -335,50 +352,6 @@ impl HeadTail {
                 Err(current) => head = current,
             }
         }
-    }
-
-    /// Readies a single consumer's next operation to trail the producer: when this side's
-    /// copy of the producer's tail shows no item, reads that tail, and if it shows fewer than
-    /// `trail` items (but some), spins [`TRAIL_SPINS`] pause hints before keeping it as the copy.
-    /// Returns `false` if the ring is empty.
-    ///
-    /// The next [`HeadTail::move_head`] of this side then finds its items in the copy and
-    /// reads nothing of the producer's; after the wait the copy is the tail read before it, so
-    /// the producer's line is read once per trailing step, not polled: each read of it takes
-    /// the line from the producer, whose next store of its tail must fetch it back.
-    ///
-    /// See [`Consumer::dequeue_trailing`] for why a consumer trails.
-    ///
-    /// # Safety
-    ///
-    /// As for a single side's [`HeadTail::move_head`]: every other call of this side on this
-    /// ring happens before this one or after the matching `update_tail`, and `pos` is the
-    /// side's position; `other` is the producer's tail.
-    ///
-    /// [`Consumer::dequeue_trailing`]: super::Consumer::dequeue_trailing
-    #[inline(always)]
-    pub(crate) unsafe fn trail(&self, pos: &impl Position, other: &AtomicU32, trail: u32) -> bool {
-        let head = pos.get(self);
-        // Relaxed: a single side's copy, which only this side stores (as C0 there).
-        if self.other_tail.load(Ordering::Relaxed) != head {
-            return true;
-        }
-        // A5: pairs with R0 of the producer's commit, as A1: the producer's accesses to the
-        // slots up to `seen` happen before ours.
-        let seen = other.load(Ordering::Acquire);
-        let items = seen.wrapping_sub(head);
-        if items == 0 {
-            return false;
-        }
-        if items < trail {
-            for _ in 0..TRAIL_SPINS {
-                spin_loop();
-            }
-        }
-        // Relaxed, as C1 on a single side: only this side reads it. INVARIANT: A value the
-        // producer's tail has had, acquired by A5, and at least our position.
-        self.other_tail.store(seen, Ordering::Relaxed);
-        true
     }
 
     /// Publishes the entries `head .. next`, which this side reserved with

@@ -32,7 +32,7 @@ ROOT = os.path.dirname(os.path.dirname(HERE))
 # that should hit only the multi (single) protocol replaces an ordering by
 # `if MULTI { ... } else { ... }`.
 #
-# name -> (side or None, exact text in headtail.rs, replacement, what it removes)
+# name -> (side, exact text in headtail.rs, replacement, what it removes)
 ACQ = "Ordering::Acquire"
 REL = "Ordering::Release"
 RLX = "Ordering::Relaxed"
@@ -76,17 +76,6 @@ for side, other in (("prod", "cons"), ("cons", "prod")):
         f"spsc_{side}_pos": (side, POS, "let _ = pos;",
                              f"the single-{side} commit no longer records its position"),
     })
-
-# The trailing consumer's step (`HeadTail::trail`), on the single consumer only: applied to
-# headtail.rs as it stands (side None), its anchors occurring there once.
-A5 = "let seen = other.load(Ordering::Acquire);"
-TRAIL_STORE = "self.other_tail.store(seen, Ordering::Relaxed);"
-MUTANTS.update({
-    "trail_a5": (None, A5, A5.replace(ACQ, RLX),
-                 "A5 of the trailing consumer (prod.tail load) Acquire -> Relaxed"),
-    "trail_overclaim": (None, TRAIL_STORE, TRAIL_STORE.replace("(seen,", "(seen.wrapping_add(1),"),
-                        "the trailing consumer's copy of prod.tail one item ahead of what it read"),
-})
 
 # The StampQueue's mutants (stamp.rs), each applied inside one function: name -> (function,
 # exact text in it, replacement, what it removes).
@@ -146,12 +135,12 @@ DISPATCH = {
     #[inline(always)]
     pub(crate) unsafe fn move_head_for<const MULTI: bool, const FIXED: bool>(
         &self, mutate: bool, pos: &impl Position, other: &AtomicU32, capacity: u32, size: u32,
-        n: u32,
+        n: u32, trail: u32,
     ) -> (u32, u32, bool) {
         if mutate {
-            unsafe { self.move_head_mutant::<MULTI, FIXED>(pos, other, capacity, size, n) }
+            unsafe { self.move_head_mutant::<MULTI, FIXED>(pos, other, capacity, size, n, trail) }
         } else {
-            unsafe { self.move_head::<MULTI, FIXED>(pos, other, capacity, size, n) }
+            unsafe { self.move_head::<MULTI, FIXED>(pos, other, capacity, size, n, trail) }
         }
     }
 """,
@@ -177,39 +166,36 @@ def mutate(crate, side, old, new):
         src = f.read()
     if old not in src:
         return f"anchor not found in headtail.rs: {old!r}"
-    if side is None:
-        src = src.replace(old, new)
+    # Copy the function holding the anchor, renamed, with the mutant applied, and make
+    # `side`'s calls in ring.rs use the copy.
+    for fn in FUNCTIONS:
+        m = re.search(r"(?ms)^    pub\(crate\) (unsafe )?fn " + fn + r"\b.*?^    }\n", src)
+        if m and old in m.group(0):
+            break
     else:
-        # Copy the function holding the anchor, renamed, with the mutant applied, and make
-        # `side`'s calls in ring.rs use the copy.
-        for fn in FUNCTIONS:
-            m = re.search(r"(?ms)^    pub\(crate\) (unsafe )?fn " + fn + r"\b.*?^    }\n", src)
-            if m and old in m.group(0):
-                break
-        else:
-            return f"anchor not inside {' or '.join(FUNCTIONS)}"
-        body = m.group(0).replace(f"fn {fn}", f"fn {fn}_mutant", 1).replace(old, new)
-        src = (src[:m.end()] + "\n    #[inline(always)]\n" + body + DISPATCH[fn]
-               + src[m.end():])
-        ring = os.path.join(crate, "ring.rs")
-        with open(ring) as f:
-            rsrc = f.read()
-        short = "Full" if side == "prod" else "Empty"
-        if fn == "move_head":
-            # The one call, in `side!`: `ring.$own.move_head::<...>(`.
-            call = re.compile(r"ring\.\$own\.move_head(::<[^>]*>)\(")
-            to = r'ring.$own.move_head_for\1(stringify!($own) == "%s", ' % side
-            want = 1
-        else:
-            # `<side>::own(self).update_tail::<MULTI>(`: the two single operations and the bulk.
-            call = re.compile(r"(\w+)::own\(self\)\.update_tail(::<MULTI>)\(")
-            to = r"\1::own(self).update_tail_for\2(<\1 as Side<T, N>>::SHORT == Error::%s, " % short
-            want = 3
-        if len(call.findall(rsrc)) != want:
-            return f"not {want} calls of {fn} in ring.rs"
-        rsrc = call.sub(to, rsrc)
-        with open(ring, "w") as f:
-            f.write(rsrc)
+        return f"anchor not inside {' or '.join(FUNCTIONS)}"
+    body = m.group(0).replace(f"fn {fn}", f"fn {fn}_mutant", 1).replace(old, new)
+    src = (src[:m.end()] + "\n    #[inline(always)]\n" + body + DISPATCH[fn]
+           + src[m.end():])
+    ring = os.path.join(crate, "ring.rs")
+    with open(ring) as f:
+        rsrc = f.read()
+    short = "Full" if side == "prod" else "Empty"
+    if fn == "move_head":
+        # The one call, in `side!`: `ring.$own.move_head::<...>(`.
+        call = re.compile(r"ring\.\$own\.move_head(::<[^>]*>)\(")
+        to = r'ring.$own.move_head_for\1(stringify!($own) == "%s", ' % side
+        want = 1
+    else:
+        # `<side>::own(self).update_tail::<MULTI>(`: the two single operations and the bulk.
+        call = re.compile(r"(\w+)::own\(self\)\.update_tail(::<MULTI>)\(")
+        to = r"\1::own(self).update_tail_for\2(<\1 as Side<T, N>>::SHORT == Error::%s, " % short
+        want = 3
+    if len(call.findall(rsrc)) != want:
+        return f"not {want} calls of {fn} in ring.rs"
+    rsrc = call.sub(to, rsrc)
+    with open(ring, "w") as f:
+        f.write(rsrc)
     with open(path, "w") as f:
         f.write(src)
     return None

@@ -189,12 +189,27 @@ impl<T, const N: usize> Ring<T, N> {
     /// ring by happens-before, and `pos` is the consumer side's position (see
     /// [`HeadTail::move_head`]).
     #[inline(always)]
-    pub(crate) unsafe fn dequeue_one<const MULTI: bool>(
+    pub(crate) unsafe fn dequeue_one<const MULTI: bool>(&self, pos: impl Position) -> Option<T> {
+        // SAFETY: Our caller's guarantee; a trail of 0 never waits.
+        unsafe { self.dequeue_one_trailing::<MULTI>(pos, 0) }
+    }
+
+    /// Moves the oldest item out of the queue, if there is one, as a consumer that trails the
+    /// producer by about `trail` items (see [`HeadTail::move_head`]), or as one that does not
+    /// if `trail` is 0, as it must be with `MULTI`.
+    ///
+    /// # Safety
+    ///
+    /// As for [`Ring::dequeue_one`].
+    #[inline(always)]
+    pub(crate) unsafe fn dequeue_one_trailing<const MULTI: bool>(
         &self,
         mut pos: impl Position,
+        trail: u32,
     ) -> Option<T> {
-        // SAFETY: The caller's guarantee is the one `reserve` requires; `1 <= N`.
-        let (head, k, settled) = unsafe { Cons::reserve::<MULTI, true>(self, &pos, 1) };
+        // SAFETY: The caller's guarantee is the one `reserve_trailing` requires; `1 <= N`.
+        let (head, k, settled) =
+            unsafe { Cons::reserve_trailing::<MULTI, true>(self, &pos, 1, trail) };
         if k == 0 {
             return None;
         }
@@ -203,23 +218,6 @@ impl<T, const N: usize> Ring<T, N> {
         let item = unsafe { self.slots.read_one(head) };
         Cons::own(self).update_tail::<MULTI>(&mut pos, head, head.wrapping_add(1), settled);
         Some(item)
-    }
-
-    /// Moves the oldest item out of the queue, if there is one, as the single consumer that
-    /// trails the producer by about `trail` items (see [`HeadTail::trail`]).
-    ///
-    /// # Safety
-    ///
-    /// As for [`Ring::dequeue_one`] without `MULTI`.
-    #[inline(always)]
-    pub(crate) unsafe fn dequeue_one_trailing(&self, pos: impl Position, trail: u32) -> Option<T> {
-        // SAFETY: Our caller's guarantee is the one `trail` requires, and `prod.tail` is the
-        // producer's tail.
-        if !unsafe { self.cons.trail(&pos, &self.prod.tail, trail) } {
-            return None;
-        }
-        // SAFETY: Our caller's guarantee.
-        unsafe { self.dequeue_one::<false>(pos) }
     }
 
     /// Moves the first items of `batch` into the queue: all or none if `FIXED`, as many as
@@ -551,10 +549,27 @@ pub(crate) trait Side<T, const N: usize> {
     /// `n <= N`. If `!MULTI`, the caller orders this call with every other call of this side
     /// on `ring` by happens-before, and `pos` is this side's position (see
     /// [`HeadTail::move_head`]).
+    #[inline(always)]
     unsafe fn reserve<const MULTI: bool, const FIXED: bool>(
         ring: &Ring<T, N>,
         pos: &impl Position,
         n: usize,
+    ) -> (u32, u32, bool) {
+        // SAFETY: The caller's guarantee; a trail of 0 never waits.
+        unsafe { Self::reserve_trailing::<MULTI, FIXED>(ring, pos, n, 0) }
+    }
+
+    /// [`Side::reserve`] for a side that trails the other by about `trail` entries, or does
+    /// not if `trail` is 0, as it must be with `MULTI` (see [`HeadTail::move_head`]).
+    ///
+    /// # Safety
+    ///
+    /// As for [`Side::reserve`].
+    unsafe fn reserve_trailing<const MULTI: bool, const FIXED: bool>(
+        ring: &Ring<T, N>,
+        pos: &impl Position,
+        n: usize,
+        trail: u32,
     ) -> (u32, u32, bool);
 }
 
@@ -581,10 +596,11 @@ macro_rules! side {
             }
 
             #[inline(always)]
-            unsafe fn reserve<const MULTI: bool, const FIXED: bool>(
+            unsafe fn reserve_trailing<const MULTI: bool, const FIXED: bool>(
                 ring: &Ring<T, N>,
                 pos: &impl Position,
                 n: usize,
+                trail: u32,
             ) -> (u32, u32, bool) {
                 // SAFETY: The caller's guarantee is the one `move_head` requires; `n <= N` fits
                 // a `u32` because `N` does (`Ring::CAP`).
@@ -595,6 +611,7 @@ macro_rules! side {
                         $capacity,
                         Ring::<T, N>::CAP,
                         n as u32,
+                        trail,
                     )
                 }
             }

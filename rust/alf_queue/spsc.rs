@@ -740,7 +740,7 @@ impl<T, const N: usize> Consumer<'_, T, N> {
         unsafe {
             self.queue
                 .ring
-                .dequeue_one_trailing(&mut self.pos, Self::TRAIL)
+                .dequeue_one_trailing::<false>(&mut self.pos, Self::TRAIL)
         }
     }
 
