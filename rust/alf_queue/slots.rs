@@ -190,22 +190,26 @@ impl<T, const N: usize> Slots<T, N> {
     ///   treat the slots it emptied as empty.
     #[inline(always)]
     pub(crate) unsafe fn copy<W: Way>(&self, idx: u32, buf: *mut T, n: usize) {
-        if n <= 4 {
-            // A bulk of one to four, the smallest and common ones, costs what as many single
-            // operations do: each item to or from its slot through the index mask, with no test
-            // for the end of the array and no copy loop.
-            // SAFETY: Slot `idx` is reserved to us (caller), and `buf` has room for `n >= 1`.
+        // A bulk of one to four, the smallest and common ones, costs what as many single
+        // operations do: each item to or from its slot through the index mask, with no test
+        // for the end of the array and no copy loop. One is tested first, so that a bulk of one
+        // takes a single test more than a single operation.
+        if n == 1 {
+            // SAFETY: Slot `idx` is reserved to us (caller), and `buf` has room for `n == 1`.
             unsafe { W::one(self, idx, buf) };
-            if n >= 2 {
-                // SAFETY: As above, for the second slot and item.
-                unsafe { W::one(self, idx.wrapping_add(1), buf.add(1)) };
-                if n >= 3 {
-                    // SAFETY: As above, for the third slot and item.
-                    unsafe { W::one(self, idx.wrapping_add(2), buf.add(2)) };
-                    if n == 4 {
-                        // SAFETY: As above, for the fourth slot and item.
-                        unsafe { W::one(self, idx.wrapping_add(3), buf.add(3)) };
-                    }
+            return;
+        }
+        if n <= 4 {
+            // SAFETY: As above, for the first two slots and items (`n >= 2`).
+            unsafe { W::one(self, idx, buf) };
+            // SAFETY: As above.
+            unsafe { W::one(self, idx.wrapping_add(1), buf.add(1)) };
+            if n >= 3 {
+                // SAFETY: As above, for the third slot and item.
+                unsafe { W::one(self, idx.wrapping_add(2), buf.add(2)) };
+                if n == 4 {
+                    // SAFETY: As above, for the fourth slot and item.
+                    unsafe { W::one(self, idx.wrapping_add(3), buf.add(3)) };
                 }
             }
             return;
