@@ -185,7 +185,8 @@ impl HeadTail {
         }
     }
 
-    /// Reserves up to `n` entries for this side; `n <= size`.
+    /// Reserves up to `n` entries for this side; `n <= size`, but for a single side's
+    /// all-or-nothing request (`!MULTI && FIXED`), which reserves nothing if `n` is larger.
     ///
     /// `other` is the other side's tail and `capacity` is `size` (the ring's `N`) for the
     /// producer and 0 for the consumer, so that `capacity + other - head` is the number of
@@ -231,9 +232,9 @@ impl HeadTail {
         other: &AtomicU32,
         capacity: u32,
         size: u32,
-        n: u32,
+        n: usize,
         trail: u32,
-    ) -> (u32, u32, bool) {
+    ) -> (u32, usize, bool) {
         // A0: on a multi side, pairs with R1 (the successful head CAS) of the operation that
         // moved `head` to the value we read: the other-side tail it saw (through C0/C1 or A1)
         // happens before our A1 load, which therefore reads that value or a newer one. Without
@@ -283,11 +284,15 @@ impl HeadTail {
             // one comparison instead of two. On a single side, `n - 1 >= available`, wrapping,
             // is `available < n` for `n >= 1` and holds for an empty request too, which thus
             // leaves the common path: there `k = n >= 1`, and the callers' test for an empty
-            // reservation is compiled out of it.
+            // reservation is compiled out of it. Counted in `usize`, a request larger than
+            // `size` leaves it as well, so a single side's all-or-nothing request needs no test
+            // of its size on the common path.
             let short = if MULTI {
+                // `n <= size` (caller): no truncation.
+                let n = n as u32;
                 available.wrapping_sub(n) > size - n
             } else {
-                n.wrapping_sub(1) >= available
+                n.wrapping_sub(1) >= available as usize
             };
             // The copy shows room (items) for all `n`: the common case, without the clamp.
             let mut k = n;
@@ -325,12 +330,18 @@ impl HeadTail {
                     }
                 }
                 // The clamp: all or nothing, or as many as fit.
-                k = if n <= available {
+                // On a multi side `n <= size` (caller), which a `u32` holds.
+                let fits = if MULTI {
+                    n as u32 <= available
+                } else {
+                    n <= available as usize
+                };
+                k = if fits {
                     n
                 } else if FIXED {
                     0
                 } else {
-                    available
+                    available as usize
                 };
             }
             if !MULTI || k == 0 {
@@ -340,10 +351,10 @@ impl HeadTail {
             // our other-side tail (see A0).
             // A2: on failure, pairs with R1 of the operation that moved the head, as A0.
             // INVARIANT: `k <= available`, so the order of the indices still holds; the
-            // entries `head .. head + k` pass to us.
+            // entries `head .. head + k` pass to us. `k <= size` fits a `u32`.
             match self.head.compare_exchange_weak(
                 head,
-                head.wrapping_add(k),
+                head.wrapping_add(k as u32),
                 Ordering::Release,
                 Ordering::Acquire,
             ) {

@@ -135,8 +135,8 @@ DISPATCH = {
     #[inline(always)]
     pub(crate) unsafe fn move_head_for<const MULTI: bool, const FIXED: bool>(
         &self, mutate: bool, pos: &impl Position, other: &AtomicU32, capacity: u32, size: u32,
-        n: u32, trail: u32,
-    ) -> (u32, u32, bool) {
+        n: usize, trail: u32,
+    ) -> (u32, usize, bool) {
         if mutate {
             unsafe { self.move_head_mutant::<MULTI, FIXED>(pos, other, capacity, size, n, trail) }
         } else {

@@ -319,11 +319,11 @@ impl<T, const N: usize> Ring<T, N> {
     where
         T: Copy,
     {
-        if items.len() > N {
+        if Self::too_large::<MULTI, FIXED>(items.len()) {
             return Err(Error::TooLarge);
         }
         // SAFETY: The caller's guarantee is the one `transfer` requires; `items` are
-        // `len <= N` initialised items outside the ring, only read from. `T: Copy`: the copies
+        // initialised items outside the ring, only read from. `T: Copy`: the copies
         // in the ring are items of their own, and the slice keeps its.
         unsafe {
             self.transfer::<Prod, MULTI, FIXED>(pos, items.as_ptr().cast_mut(), items.len(), |_| ())
@@ -348,11 +348,11 @@ impl<T, const N: usize> Ring<T, N> {
     where
         T: Copy,
     {
-        if out.len() > N {
+        if Self::too_large::<MULTI, FIXED>(out.len()) {
             return Err(Error::TooLarge);
         }
         // SAFETY: The caller's guarantee is the one `transfer` requires; `out` has room for
-        // `len <= N` items, outside the ring. `T: Copy`: the values overwritten need no drop.
+        // its `len` items, outside the ring. `T: Copy`: the values overwritten need no drop.
         unsafe { self.transfer::<Cons, MULTI, FIXED>(pos, out.as_mut_ptr(), out.len(), |_| ()) }
     }
 
@@ -361,8 +361,8 @@ impl<T, const N: usize> Ring<T, N> {
     /// into `buf` on the consumer's), calls `moved(k)` and commits.
     ///
     /// Returns how many were moved, the first `k` of `buf`: `n` or an error if `FIXED`
-    /// (`Err(Full)` or `Err(Empty)`, nothing moved, unless `n` is 0), as many as fit (are
-    /// present) otherwise. `moved` runs only when `k > 0`, after the move: the owner of `buf`
+    /// (`Err(TooLarge)` if `n > N`, else `Err(Full)` or `Err(Empty)`, nothing moved, unless `n`
+    /// is 0), as many as fit (are present) otherwise. `moved` runs only when `k > 0`, after the move: the owner of `buf`
     /// gives up (takes) the `k` items there.
     ///
     /// `moved` runs before the commit, not after this returns, because that is where the batch
@@ -372,7 +372,7 @@ impl<T, const N: usize> Ring<T, N> {
     ///
     /// # Safety
     ///
-    /// As for [`Side::reserve`] (with `n <= N`); besides, `buf` does not overlap the ring and
+    /// As for [`Side::reserve`]; besides, `buf` does not overlap the ring and
     /// is valid for `n` items: on the producer's side for reads of initialised items (it is
     /// not written), the first `k` of which pass to the ring when `moved(k)` is called; on the
     /// consumer's for writes, the first `k` of which are overwritten without being dropped, and
@@ -388,10 +388,9 @@ impl<T, const N: usize> Ring<T, N> {
         // SAFETY: Forwarded from the caller.
         let (head, k, settled) = unsafe { S::reserve::<MULTI, FIXED>(self, &pos, n) };
         if k == 0 {
-            return none_moved::<FIXED>(n, S::SHORT);
+            return none_moved::<FIXED>(n, N, S::SHORT);
         }
-        let k = k as usize;
-        // SAFETY: `reserve` reserved the `k <= n <= N` entries from `head` to us: on the
+        // SAFETY: `reserve` reserved the `k <= min(n, N)` entries from `head` to us: on the
         // producer's side empty slots, for which A1 (or C0) ordered the consumers' reads of
         // their last items before our writes, and `buf` holds `k` initialised items whose
         // ownership passes to the ring here; on the consumer's full slots, whose writes A1 (or
@@ -430,7 +429,7 @@ impl<T, const N: usize> Ring<T, N> {
             return Ok(0);
         }
         let mut commit = SingleCommit::new(Prod::own(self), pos, head);
-        // SAFETY: `reserve_single` reserved the `k <= n <= N` empty slots from `head` to us,
+        // SAFETY: `reserve_single` reserved the `k <= min(n, N)` empty slots from `head` to us,
         // and A1 (or C0) ordered the consumer's reads of their last items before these writes.
         unsafe { self.slots.fill_with(head, k, &mut commit.done, make) };
         Ok(k)
@@ -459,7 +458,7 @@ impl<T, const N: usize> Ring<T, N> {
             return Ok(0);
         }
         let mut commit = SingleCommit::new(Cons::own(self), pos, head);
-        // SAFETY: `reserve_single` reserved the `k <= n <= N` full slots from `head` to us,
+        // SAFETY: `reserve_single` reserved the `k <= min(n, N)` full slots from `head` to us,
         // and A1 (or C0) made the producer's writes to them visible.
         unsafe { self.slots.drain_with(head, k, &mut commit.done, take) };
         Ok(k)
@@ -511,15 +510,24 @@ impl<T, const N: usize> Ring<T, N> {
         pos: &impl Position,
         n: usize,
     ) -> Result<(u32, usize), Error> {
-        if n > N {
+        if Self::too_large::<false, FIXED>(n) {
             return Err(Error::TooLarge);
         }
-        // SAFETY: Forwarded from the caller; `n <= N`.
+        // SAFETY: Forwarded from the caller; `n <= N` unless `FIXED`.
         let (head, k, _) = unsafe { S::reserve::<false, FIXED>(self, pos, n) };
         if k == 0 {
-            return none_moved::<FIXED>(n, S::SHORT).map(|_| (head, 0));
+            return none_moved::<FIXED>(n, N, S::SHORT).map(|_| (head, 0));
         }
-        Ok((head, k as usize))
+        Ok((head, k))
+    }
+
+    /// Whether a request of `n` entries is refused as larger than the ring before it
+    /// reserves: a single side's all-or-nothing request is not tested here, because its
+    /// reservation fails for any `n > N` and [`none_moved`] returns `TooLarge` then, off the
+    /// common path (see [`HeadTail::move_head`]).
+    #[inline(always)]
+    fn too_large<const MULTI: bool, const FIXED: bool>(n: usize) -> bool {
+        (MULTI || !FIXED) && n > N
     }
 }
 
@@ -546,15 +554,16 @@ pub(crate) trait Side<T, const N: usize> {
     ///
     /// # Safety
     ///
-    /// `n <= N`. If `!MULTI`, the caller orders this call with every other call of this side
-    /// on `ring` by happens-before, and `pos` is this side's position (see
-    /// [`HeadTail::move_head`]).
+    /// `n <= N`, but for a single side's all-or-nothing request (`!MULTI && FIXED`), which
+    /// reserves nothing if `n` is larger. If `!MULTI`, the caller orders this call with every
+    /// other call of this side on `ring` by happens-before, and `pos` is this side's position
+    /// (see [`HeadTail::move_head`]).
     #[inline(always)]
     unsafe fn reserve<const MULTI: bool, const FIXED: bool>(
         ring: &Ring<T, N>,
         pos: &impl Position,
         n: usize,
-    ) -> (u32, u32, bool) {
+    ) -> (u32, usize, bool) {
         // SAFETY: The caller's guarantee; a trail of 0 never waits.
         unsafe { Self::reserve_trailing::<MULTI, FIXED>(ring, pos, n, 0) }
     }
@@ -570,7 +579,7 @@ pub(crate) trait Side<T, const N: usize> {
         pos: &impl Position,
         n: usize,
         trail: u32,
-    ) -> (u32, u32, bool);
+    ) -> (u32, usize, bool);
 }
 
 /// Defines `$Side`, a side of the ring, and implements [`Side`] for it: its index pair is the
@@ -601,16 +610,16 @@ macro_rules! side {
                 pos: &impl Position,
                 n: usize,
                 trail: u32,
-            ) -> (u32, u32, bool) {
-                // SAFETY: The caller's guarantee is the one `move_head` requires; `n <= N` fits
-                // a `u32` because `N` does (`Ring::CAP`).
+            ) -> (u32, usize, bool) {
+                // SAFETY: The caller's guarantee is the one `move_head` requires, with `N` as
+                // `size` (`Ring::CAP`).
                 unsafe {
                     ring.$own.move_head::<MULTI, FIXED>(
                         pos,
                         &ring.$other.tail,
                         $capacity,
                         Ring::<T, N>::CAP,
-                        n as u32,
+                        n,
                         trail,
                     )
                 }
@@ -631,13 +640,16 @@ side! {
     short Empty, way Out;
 }
 
-/// What a request that reserved nothing returns: `Ok(0)` for an empty request or a burst,
-/// `short` (`Full` or `Empty`) for an all-or-nothing request of `n > 0` entries.
+/// What a request that reserved nothing returns: `Ok(0)` for an empty request or a burst;
+/// for an all-or-nothing request of `n > 0` entries, `TooLarge` if `n` exceeds the ring's
+/// `size`, `short` (`Full` or `Empty`) otherwise.
 ///
-/// The test of `n` is here, off the path of a request that moved something.
+/// The tests of `n` are here, off the path of a request that moved something.
 #[inline(always)]
-fn none_moved<const FIXED: bool>(n: usize, short: Error) -> Result<usize, Error> {
-    if FIXED && n != 0 {
+fn none_moved<const FIXED: bool>(n: usize, size: usize, short: Error) -> Result<usize, Error> {
+    if FIXED && n > size {
+        Err(Error::TooLarge)
+    } else if FIXED && n != 0 {
         Err(short)
     } else {
         Ok(0)
