@@ -323,8 +323,8 @@ impl<T, const N: usize> Ring<T, N> {
             return Err(Error::TooLarge);
         }
         // SAFETY: The caller's guarantee is the one `transfer` requires; `items` are
-        // initialised items outside the ring, only read from. `T: Copy`: the copies
-        // in the ring are items of their own, and the slice keeps its.
+        // initialised items outside the ring, only read from. `T: Copy`: the copies in the
+        // ring are items of their own, and the slice keeps its.
         unsafe {
             self.transfer::<Prod, MULTI, FIXED>(pos, items.as_ptr().cast_mut(), items.len(), |_| ())
         }
@@ -362,8 +362,8 @@ impl<T, const N: usize> Ring<T, N> {
     ///
     /// Returns how many were moved, the first `k` of `buf`: `n` or an error if `FIXED`
     /// (`Err(TooLarge)` if `n > N`, else `Err(Full)` or `Err(Empty)`, nothing moved, unless `n`
-    /// is 0), as many as fit (are present) otherwise. `moved` runs only when `k > 0`, after the move: the owner of `buf`
-    /// gives up (takes) the `k` items there.
+    /// is 0), as many as fit (are present) otherwise. `moved` runs only when `k > 0`, after
+    /// the move: the owner of `buf` gives up (takes) the `k` items there.
     ///
     /// `moved` runs before the commit, not after this returns, because that is where the batch
     /// forms' bookkeeping compiles best: after the commit, a small bulk through a `Batch` does
@@ -372,11 +372,11 @@ impl<T, const N: usize> Ring<T, N> {
     ///
     /// # Safety
     ///
-    /// As for [`Side::reserve`]; besides, `buf` does not overlap the ring and
-    /// is valid for `n` items: on the producer's side for reads of initialised items (it is
-    /// not written), the first `k` of which pass to the ring when `moved(k)` is called; on the
-    /// consumer's for writes, the first `k` of which are overwritten without being dropped, and
-    /// are the caller's from the call of `moved(k)`. `moved` must not panic.
+    /// As for [`Side::reserve`]; besides, `buf` does not overlap the ring and is valid for `n`
+    /// items: on the producer's side for reads of initialised items (it is not written), the
+    /// first `k` of which pass to the ring when `moved(k)` is called; on the consumer's for
+    /// writes, the first `k` of which are overwritten without being dropped, and are the
+    /// caller's from the call of `moved(k)`. `moved` must not panic.
     #[inline(always)]
     unsafe fn transfer<S: Side<T, N>, const MULTI: bool, const FIXED: bool>(
         &self,

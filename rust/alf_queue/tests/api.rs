@@ -567,12 +567,18 @@ fn spsc_all_or_nothing_larger_than_the_ring() {
     tx.enqueue_bulk_from(&[1, 2]).unwrap();
     assert_eq!(tx.enqueue_bulk_from(&[0; 5]), Err(Error::TooLarge));
     assert_eq!(tx.enqueue_burst_from(&[0; 5]), Err(Error::TooLarge));
-    assert_eq!(tx.enqueue_bulk_with(5, |_| unreachable!()), Err(Error::TooLarge));
+    assert_eq!(
+        tx.enqueue_bulk_with(5, |_| unreachable!()),
+        Err(Error::TooLarge)
+    );
     assert_eq!(tx.write_chunk(5).err(), Some(Error::TooLarge));
     let mut out = [0; 5];
     assert_eq!(rx.dequeue_bulk_into(&mut out), Err(Error::TooLarge));
     assert_eq!(rx.dequeue_burst_into(&mut out), Err(Error::TooLarge));
-    assert_eq!(rx.dequeue_bulk_with(5, |_| unreachable!()), Err(Error::TooLarge));
+    assert_eq!(
+        rx.dequeue_bulk_with(5, |_| unreachable!()),
+        Err(Error::TooLarge)
+    );
     assert_eq!(rx.read_chunk(5).err(), Some(Error::TooLarge));
     assert_eq!(out, [0; 5]);
     assert_eq!(rx.dequeue(), Some(1));
@@ -584,10 +590,16 @@ fn spsc_all_or_nothing_larger_than_the_ring() {
     let (mut tx, mut rx) = q.split();
     let mut huge = vec![(); u32::MAX as usize + 2];
     assert_eq!(tx.enqueue_bulk_from(&huge), Err(Error::TooLarge));
-    assert_eq!(tx.enqueue_bulk_with(huge.len(), |_| ()), Err(Error::TooLarge));
+    assert_eq!(
+        tx.enqueue_bulk_with(huge.len(), |_| ()),
+        Err(Error::TooLarge)
+    );
     tx.enqueue(()).unwrap();
     assert_eq!(rx.dequeue_bulk_into(&mut huge), Err(Error::TooLarge));
-    assert_eq!(rx.dequeue_bulk_with(huge.len(), |_| ()), Err(Error::TooLarge));
+    assert_eq!(
+        rx.dequeue_bulk_with(huge.len(), |_| ()),
+        Err(Error::TooLarge)
+    );
     assert_eq!(rx.dequeue(), Some(()));
     assert_eq!(rx.dequeue(), None);
 }

@@ -560,7 +560,8 @@ fn spsc_split_wrap() {
         while let Some(it) = rx.dequeue() {
             got.push(*it);
         }
-        // SAFETY: The handles that borrowed `*q` are gone (no use of them follows); it came from `Box::into_raw`.
+        // SAFETY: The handles that borrowed `*q` are gone (no use of them follows); it came
+        // from `Box::into_raw`.
         let q = unsafe { Box::from_raw(q) };
         assert!(q.is_empty());
         assert_eq!(got, [0, 1, 2]);
@@ -600,7 +601,8 @@ fn spsc_trailing_wrap() {
         });
         p.join().unwrap();
         assert!(rx.dequeue_trailing().is_none());
-        // SAFETY: The handles that borrowed `*q` are gone (no use of them follows); it came from `Box::into_raw`.
+        // SAFETY: The handles that borrowed `*q` are gone (no use of them follows); it came
+        // from `Box::into_raw`.
         let q = unsafe { Box::from_raw(q) };
         assert!(q.is_empty());
         assert_eq!(got, [0, 1, 2]);
