@@ -238,7 +238,7 @@ impl<T, const N: usize> Ring<T, N> {
         let len = batch.len();
         // A batch holds at most `K` items: with `K <= N` (the usual case) this check is
         // compiled out.
-        if K > N && len > N {
+        if K > N && Self::too_large::<MULTI, FIXED>(len) {
             return Err(Error::TooLarge);
         }
         // A raw pointer, so that `moved` borrows the batch only when it runs, after the copy
@@ -256,9 +256,10 @@ impl<T, const N: usize> Ring<T, N> {
                 unsafe { (*batch).forget_front(k) };
             }
         };
-        // SAFETY: The caller's guarantee is the one `transfer` requires; the batch holds
-        // `len <= N` initialised items at `src`, outside the ring, only read from here, and
-        // `moved` gives up the ones moved; it cannot panic.
+        // SAFETY: The caller's guarantee is the one `transfer` requires (`len <= N` unless a
+        // single side's all-or-nothing request); the batch holds `len` initialised items at
+        // `src`, outside the ring, only read from here, and `moved` gives up the ones moved; it
+        // cannot panic.
         unsafe { self.transfer::<Prod, MULTI, FIXED>(pos, src.cast_mut(), len, moved) }
     }
 
@@ -281,7 +282,7 @@ impl<T, const N: usize> Ring<T, N> {
         let len = batch.len();
         // `remaining() <= K`: with `K <= N` the first test implies `n <= N`, and the second
         // is compiled out.
-        if n > K - len || (K > N && n > N) {
+        if n > K - len || (K > N && Self::too_large::<MULTI, FIXED>(n)) {
             return Err(Error::TooLarge);
         }
         // A raw pointer, so that `moved` borrows the batch only when it runs, after the move
@@ -295,9 +296,9 @@ impl<T, const N: usize> Ring<T, N> {
             // out of the ring, which the batch takes.
             unsafe { (*batch).set_len(len + k) };
         };
-        // SAFETY: The caller's guarantee is the one `transfer` requires; `n <= N`, and the
-        // batch has room for `n <= K - len` items at `dst`, outside the ring, which `moved`
-        // takes; it cannot panic.
+        // SAFETY: The caller's guarantee is the one `transfer` requires (`n <= N` unless a
+        // single side's all-or-nothing request), and the batch has room for `n <= K - len`
+        // items at `dst`, outside the ring, which `moved` takes; it cannot panic.
         unsafe { self.transfer::<Cons, MULTI, FIXED>(pos, dst, n, moved) }
     }
 

@@ -17,7 +17,8 @@
 //! ```
 //!
 //! Variants: 0 mpmc_single, 1 mpmc_bulk, 2 c_mpmc_bulk, 3 spsc_single, 4 spsc_bulk,
-//! 5 c_spsc_bulk, 6 spsc_slice, 7 mpmc_slice. The `asm_*` functions are small wrappers to read with `objdump -d`.
+//! 5 c_spsc_bulk, 6 spsc_slice, 7 mpmc_slice. The `asm_*` functions are small wrappers to read
+//! with `objdump -d`.
 
 use alf_queue::{Batch, MpmcQueue, SpscQueue};
 use std::ffi::{c_int, c_ulong, c_void};
