@@ -207,9 +207,10 @@ impl HeadTail {
     /// stays private until [`HeadTail::update_tail`] publishes it.
     ///
     /// `trail` is 0 but for a single side that trails the other ([`Consumer::dequeue_trailing`]
-    /// tells why): when the tail it reads shows fewer than `trail` entries but some, it spins
-    /// [`TRAIL_SPINS`] pause hints first, and then takes what that tail showed without reading
-    /// it again. A read after the wait would take the other side's line from it again, which
+    /// tells why, and [`Consumer::dequeue_burst_trailing_with`] trails in bursts): when the
+    /// tail it reads shows fewer than `trail` entries but some, it spins [`TRAIL_SPINS`] pause
+    /// hints first, and then takes (up to `n` of) what that tail showed without reading it
+    /// again. A read after the wait would take the other side's line from it again, which
     /// is the cost the wait avoids; so the side reads the other's tail once per trailing step
     /// and falls behind by what the other side did during the wait.
     ///
@@ -225,6 +226,7 @@ impl HeadTail {
     /// `pos` is the side's position (see [`Position`]).
     ///
     /// [`Consumer::dequeue_trailing`]: super::Consumer::dequeue_trailing
+    /// [`Consumer::dequeue_burst_trailing_with`]: super::Consumer::dequeue_burst_trailing_with
     #[inline(always)]
     pub(crate) unsafe fn move_head<const MULTI: bool, const FIXED: bool>(
         &self,

@@ -425,7 +425,7 @@ impl<T, const N: usize> Ring<T, N> {
         make: impl FnMut(usize) -> T,
     ) -> Result<usize, Error> {
         // SAFETY: Forwarded from the caller.
-        let (head, k) = unsafe { self.reserve_single::<Prod, FIXED>(&pos, n) }?;
+        let (head, k) = unsafe { self.reserve_single::<Prod, FIXED>(&pos, n, 0) }?;
         if k == 0 {
             return Ok(0);
         }
@@ -437,7 +437,9 @@ impl<T, const N: usize> Ring<T, N> {
     }
 
     /// Moves up to `n` of the oldest items out of the queue, passing each to `take` in order:
-    /// `n` or none if `FIXED`, as many as are present otherwise. For a single consumer only.
+    /// `n` or none if `FIXED`, as many as are present otherwise. For a single consumer only,
+    /// which trails the producer by about `trail` items (see [`HeadTail::move_head`]), or does
+    /// not if `trail` is 0.
     ///
     /// Returns how many were moved; `Err(TooLarge)` if `n` exceeds `N`, `Err(Empty)` if
     /// `FIXED` and fewer than `n` are present. If `take` panics, the items it was given are
@@ -451,10 +453,11 @@ impl<T, const N: usize> Ring<T, N> {
         &self,
         pos: impl Position,
         n: usize,
+        trail: u32,
         take: impl FnMut(T),
     ) -> Result<usize, Error> {
         // SAFETY: Forwarded from the caller.
-        let (head, k) = unsafe { self.reserve_single::<Cons, FIXED>(&pos, n) }?;
+        let (head, k) = unsafe { self.reserve_single::<Cons, FIXED>(&pos, n, trail) }?;
         if k == 0 {
             return Ok(0);
         }
@@ -483,7 +486,7 @@ impl<T, const N: usize> Ring<T, N> {
         chunk: unsafe fn(Runs<T>, SingleCommit<'a>) -> C,
     ) -> Result<C, Error> {
         // SAFETY: Forwarded from the caller.
-        let (head, k) = unsafe { self.reserve_single::<S, FIXED>(&pos, n) }?;
+        let (head, k) = unsafe { self.reserve_single::<S, FIXED>(&pos, n, 0) }?;
         let runs = self.slots.run_ptrs(head, k);
         // SAFETY: `reserve_single` reserved the `k <= N` entries of `runs` to us until the
         // commit: for a producer (`WriteChunk`), empty slots, and A1 (or C0) ordered the
@@ -493,10 +496,11 @@ impl<T, const N: usize> Ring<T, N> {
     }
 
     /// Reserves up to `n` entries for a single side `S`: empty slots for the producer, items
-    /// for the consumer; `n` or none if `FIXED`, as many as there are otherwise. Returns the
-    /// index of the first and how many (0 for an empty request or a burst that found none):
-    /// the entries are the caller's to fill (to empty), and a [`SingleCommit`] on that side from
-    /// that index publishes what it counts as done.
+    /// for the consumer; `n` or none if `FIXED`, as many as there are otherwise; trailing the
+    /// other side by about `trail` entries, or not if it is 0 ([`Side::reserve_trailing`]).
+    /// Returns the index of the first and how many (0 for an empty request or a burst that
+    /// found none): the entries are the caller's to fill (to empty), and a [`SingleCommit`] on
+    /// that side from that index publishes what it counts as done.
     ///
     /// `Err(TooLarge)` if `n` exceeds `N`, `Err(Full)` (`Err(Empty)`) if `FIXED` and there are
     /// fewer than `n`.
@@ -510,12 +514,13 @@ impl<T, const N: usize> Ring<T, N> {
         &self,
         pos: &impl Position,
         n: usize,
+        trail: u32,
     ) -> Result<(u32, usize), Error> {
         if Self::too_large::<false, FIXED>(n) {
             return Err(Error::TooLarge);
         }
         // SAFETY: Forwarded from the caller; `n <= N` unless `FIXED`.
-        let (head, k, _) = unsafe { S::reserve::<false, FIXED>(self, pos, n) };
+        let (head, k, _) = unsafe { S::reserve_trailing::<false, FIXED>(self, pos, n, trail) };
         if k == 0 {
             return none_moved::<FIXED>(n, N, S::SHORT).map(|_| (head, 0));
         }

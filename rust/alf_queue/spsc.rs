@@ -356,7 +356,7 @@ impl<T, const N: usize> SpscQueue<T, N> {
     #[inline]
     pub unsafe fn dequeue_bulk_with(&self, n: usize, take: impl FnMut(T)) -> Result<(), Error> {
         // SAFETY: Consumer-side calls are ordered by happens-before, by our caller's guarantee.
-        unsafe { self.ring.dequeue_with::<true>(OwnTail, n, take) }.map(|_| ())
+        unsafe { self.ring.dequeue_with::<true>(OwnTail, n, 0, take) }.map(|_| ())
     }
 
     /// Moves up to `n` of the oldest items out of the queue, passing each to `take`; see
@@ -368,7 +368,7 @@ impl<T, const N: usize> SpscQueue<T, N> {
     #[inline]
     pub unsafe fn dequeue_burst_with(&self, n: usize, take: impl FnMut(T)) -> Result<usize, Error> {
         // SAFETY: Consumer-side calls are ordered by happens-before, by our caller's guarantee.
-        unsafe { self.ring.dequeue_with::<false>(OwnTail, n, take) }
+        unsafe { self.ring.dequeue_with::<false>(OwnTail, n, 0, take) }
     }
 }
 
@@ -819,7 +819,12 @@ impl<T, const N: usize> Consumer<'_, T, N> {
     #[inline]
     pub fn dequeue_bulk_with(&mut self, n: usize, take: impl FnMut(T)) -> Result<(), Error> {
         // SAFETY: As in `dequeue`.
-        unsafe { self.queue.ring.dequeue_with::<true>(&mut self.pos, n, take) }.map(|_| ())
+        unsafe {
+            self.queue
+                .ring
+                .dequeue_with::<true>(&mut self.pos, n, 0, take)
+        }
+        .map(|_| ())
     }
 
     /// Moves up to `n` of the oldest items out of the queue, as many as are present, passing
@@ -833,7 +838,60 @@ impl<T, const N: usize> Consumer<'_, T, N> {
         unsafe {
             self.queue
                 .ring
-                .dequeue_with::<false>(&mut self.pos, n, take)
+                .dequeue_with::<false>(&mut self.pos, n, 0, take)
+        }
+    }
+
+    /// Moves up to `n` of the oldest items out of the queue, as many as are present, passing
+    /// each to `take` in order straight from its slot, keeping this consumer behind a producer
+    /// that streams items from another CPU.
+    ///
+    /// As [`Consumer::dequeue_burst_with`], with [`Consumer::dequeue_trailing`]'s wait: when
+    /// the items this consumer knows of are fewer than `n` and the producer's tail shows fewer
+    /// than [`Consumer::TRAIL`] more (but some), it first spins [`Consumer::TRAIL_SPINS`]
+    /// pause hints, and takes up to `n` of those items without reading the producer's tail
+    /// again until fewer than `n` of them are left. An empty queue returns `Ok(0)` at once.
+    /// A consumer taking a few items per call runs at its producer's heels as one taking one
+    /// does, and the wait makes it fall behind in the same way ([`Consumer::dequeue_trailing`]
+    /// says why that matters, and what it costs).
+    ///
+    /// Returns how many were moved; `Err(TooLarge)` if `n` exceeds `N`. A panic in `take` is
+    /// handled as in [`Consumer::dequeue_bulk_with`].
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use kernel::alf_queue::{Consumer, Error, SpscQueue};
+    ///
+    /// let mut q = SpscQueue::<u64, 8>::new();
+    /// let (mut tx, mut rx) = q.split();
+    /// let mut out = [0; 8];
+    /// let mut at = 0;
+    /// let mut take = |x| {
+    ///     out[at] = x;
+    ///     at += 1;
+    /// };
+    /// assert_eq!(rx.dequeue_burst_trailing_with(2, &mut take), Ok(0));
+    /// assert_eq!(Consumer::<u64, 8>::TRAIL, 4);
+    /// assert_eq!(tx.enqueue_bulk_with(3, |i| i as u64), Ok(()));
+    /// // Fewer than `TRAIL` items: the first call spins, then they come in order.
+    /// assert_eq!(rx.dequeue_burst_trailing_with(2, &mut take), Ok(2));
+    /// assert_eq!(rx.dequeue_burst_trailing_with(2, &mut take), Ok(1));
+    /// assert_eq!(rx.dequeue_burst_trailing_with(2, &mut take), Ok(0));
+    /// assert_eq!(rx.dequeue_burst_trailing_with(9, &mut take), Err(Error::TooLarge));
+    /// assert_eq!(out[..3], [0, 1, 2]);
+    /// ```
+    #[inline]
+    pub fn dequeue_burst_trailing_with(
+        &mut self,
+        n: usize,
+        take: impl FnMut(T),
+    ) -> Result<usize, Error> {
+        // SAFETY: As in `dequeue`.
+        unsafe {
+            self.queue
+                .ring
+                .dequeue_with::<false>(&mut self.pos, n, Self::TRAIL, take)
         }
     }
 }

@@ -1059,8 +1059,9 @@ fn model_spsc_handles<const N: usize>(
     }
 }
 
-/// The in-place forms of the SPSC handles (`*_with`) against a `VecDeque` model, mixed with
-/// the single-item ones, across the end of the slot array and the u32 wrap of the indices.
+/// The in-place forms of the SPSC handles (`*_with`, the trailing burst among them) against a
+/// `VecDeque` model, mixed with the single-item ones, across the end of the slot array and the
+/// u32 wrap of the indices.
 fn model_in_place<const N: usize>(start: u32, seed: u64, ops: usize) {
     model_spsc_handles::<N>(
         start,
@@ -1090,7 +1091,10 @@ fn model_in_place<const N: usize>(start: u32, seed: u64, ops: usize) {
             _ => {
                 let mut got = Vec::new();
                 let take = |x| got.push(x);
-                let r = if burst {
+                // A trailing burst is a burst on one thread: its wait only delays it.
+                let r = if burst && rng.u8(0..2) == 0 {
+                    rx.dequeue_burst_trailing_with(k, take)
+                } else if burst {
                     rx.dequeue_burst_with(k, take)
                 } else {
                     rx.dequeue_bulk_with(k, take).map(|()| k)
@@ -1133,10 +1137,16 @@ fn in_place_panics_commit_what_was_done() {
                 assert_eq!(tx.enqueue_bulk_with(2, |_| books.make()), Ok(()));
                 let mut ids = Vec::new();
                 let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                    rx.dequeue_burst_with(8, |t: Tracked| {
+                    let take = |t: Tracked| {
                         ids.push(t.id);
                         assert!(ids.len() != fail_at + 1, "take panics");
-                    })
+                    };
+                    // The trailing burst takes its items the same way.
+                    if fail_at % 2 == 0 {
+                        rx.dequeue_burst_with(8, take)
+                    } else {
+                        rx.dequeue_burst_trailing_with(8, take)
+                    }
                 }));
                 // `take` panics on its (fail_at + 1)-th of the fail_at + 2 items: the items it
                 // was given are gone (dropped by `take`), the last is still queued.

@@ -648,6 +648,50 @@ fn spsc_bulk() {
     });
 }
 
+/// SPSC with a trailing consumer taking bursts (`dequeue_burst_trailing_with`): as
+/// `spsc_trailing_wrap`, the consumer asking for two items per call, so that it reads the
+/// producer's tail whenever it knows of fewer than two, and waits when that tail shows one.
+#[test]
+fn spsc_trailing_burst_wrap() {
+    model("the consumer started a burst with one item sent", || {
+        let q = Box::into_raw(Box::new(SpscQueue::<Item, 4>::with_start_index(
+            u32::MAX - 1,
+        )));
+        // SAFETY: `q` is valid until `Box::from_raw` below, after both handles are gone.
+        let (mut tx, mut rx) = unsafe { (*q).split() };
+        let sent = Arc::new(loom::sync::atomic::AtomicU32::new(0));
+        let p = {
+            let sent = sent.clone();
+            thread::spawn(move || {
+                enqueue_all(3, |it| {
+                    let r = tx.enqueue(it);
+                    if r.is_ok() {
+                        sent.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                    }
+                    r
+                })
+            })
+        };
+        let (mut got, mut one_sent) = (Vec::new(), false);
+        while got.len() < 3 {
+            one_sent |= sent.load(std::sync::atomic::Ordering::Relaxed) == 1;
+            match rx.dequeue_burst_trailing_with(2, |it| got.push(*it)) {
+                Ok(0) => thread::yield_now(),
+                Ok(_) => {}
+                Err(e) => panic!("{e:?}"),
+            }
+        }
+        p.join().unwrap();
+        assert_eq!(rx.dequeue_burst_trailing_with(2, |_| ()), Ok(0));
+        // SAFETY: The handles that borrowed `*q` are gone (no use of them follows); it came
+        // from `Box::into_raw`.
+        let q = unsafe { Box::from_raw(q) };
+        assert!(q.is_empty());
+        assert_eq!(got, [0, 1, 2]);
+        one_sent
+    });
+}
+
 /// SPSC in place: the producer writes bursts of two straight into the slots of a 2-slot ring
 /// whose indices wrap, the consumer takes an exact bulk of one and then bursts straight out of
 /// the slots.

@@ -366,43 +366,72 @@ fn spsc_handles_and_drops() {
 
 #[test]
 fn spsc_trailing() {
-    // One item per call through the handles, the consumer trailing (`dequeue_trailing`): every
-    // item arrives once and in order, from indices that wrap, whether the consumer finds the
-    // ring empty, short of `TRAIL` items (and waits) or well ahead.
+    // One item per call through the handles, the consumer trailing (`dequeue_trailing`).
+    trailing_stream("spsc_trailing", false);
+}
+
+#[test]
+fn spsc_trailing_burst() {
+    // Bulks of one to four in, trailing bursts of one to four out
+    // (`dequeue_burst_trailing_with`).
+    trailing_stream("spsc_trailing_burst", true);
+}
+
+/// A producer and a trailing consumer through the handles, one item per call or (`bursts`)
+/// bulks and trailing bursts of one to four: every item arrives once and in order, from indices
+/// that wrap, whether the consumer finds the ring empty, short of `TRAIL` items (and waits) or
+/// well ahead.
+fn trailing_stream(name: &str, bursts: bool) {
     let n = items();
     let mut q = SpscQueue::<u64, 256>::with_start_index(u32::MAX - 300);
     let (mut tx, mut rx) = q.split();
     let empties = std::thread::scope(|s| {
         s.spawn(move || {
-            let mut spins = 0;
-            for v in 0..n {
-                while tx.enqueue(v).is_err() {
+            let (mut v, mut spins, mut size) = (0, 0, 1);
+            while v < n {
+                let k = if bursts { size.min(n - v) } else { 1 };
+                let sent = if bursts {
+                    tx.enqueue_bulk_with(k as usize, |i| v + i as u64).is_ok()
+                } else {
+                    tx.enqueue(v).is_ok()
+                };
+                if sent {
+                    v += k;
+                    size = size % 4 + 1;
+                    spins = 0;
+                } else {
                     backoff(&mut spins);
                 }
-                spins = 0;
             }
         });
         s.spawn(move || {
-            let (mut expect, mut empties, mut spins) = (0, 0u64, 0);
-            while expect < n {
-                match rx.dequeue_trailing() {
-                    Some(v) => {
-                        assert_eq!(v, expect);
-                        expect += 1;
-                        spins = 0;
-                    }
-                    None => {
-                        empties += 1;
-                        backoff(&mut spins);
-                    }
+            let (mut empties, mut spins, mut size) = (0u64, 0, 1);
+            let expect = std::cell::Cell::new(0);
+            let check = |v| {
+                assert_eq!(v, expect.get());
+                expect.set(v + 1);
+            };
+            while expect.get() < n {
+                let got = if bursts {
+                    size = size % 4 + 1;
+                    rx.dequeue_burst_trailing_with(size, check).unwrap()
+                } else {
+                    rx.dequeue_trailing().map(check).is_some() as usize
+                };
+                if got == 0 {
+                    empties += 1;
+                    backoff(&mut spins);
+                } else {
+                    spins = 0;
                 }
             }
             assert!(rx.dequeue_trailing().is_none());
+            assert_eq!(rx.dequeue_burst_trailing_with(4, |_| ()), Ok(0));
             empties
         })
         .join()
         .unwrap()
     });
-    eprintln!("spsc_trailing: {n} items, {empties} empty dequeues");
+    eprintln!("{name}: {n} items, {empties} empty dequeues");
     assert!(q.is_empty());
 }
