@@ -23,11 +23,13 @@
 //! `dequeue_*_with`, no batch; `alf_spsc_chunks`: the handles' `write_chunk` filled with
 //! `WriteChunk::fill_with` and `read_chunk*` read as slices, as rtrb is driven; `alf_stamp`, in
 //! `1p1c` only: `StampQueue`, one element per call on both sides, driven as the MPMC peers are;
-//! `_single`: one element per call), crossbeam-queue
+//! `alf_spsc_trailing`, in `1p1c` only: in place, the consumer trailing its producer through
+//! `dequeue_burst_trailing_with`; `_single`: one element per call), crossbeam-queue
 //! `ArrayQueue` and concurrent-queue `ConcurrentQueue::bounded` (one element per call, there
 //! is no bulk API), rtrb (chunks: `write_chunk_uninit`, written through its slices by the
 //! loop of our `fill_with`, its fastest way in; `fill_from_iter`, which checks the iterator at
-//! every item, is slower) and ringbuf (slices), both SPSC. All have 1024 slots (4096 in the
+//! every item, is slower; `rtrb_trailing` in `1p1c`: the same, its consumer made to trail as
+//! ours does) and ringbuf (slices), both SPSC. All have 1024 slots (4096 in the
 //! `1p1c_single` groups) and carry `usize` elements (the size of a pointer). In the
 //! `1p1c_single` groups every queue moves one element per call: ours through
 //! `Producer::enqueue`/`Consumer::dequeue` (`alf_spsc_single`), `MpmcQueue::enqueue`/
@@ -707,8 +709,9 @@ fn run_alf_spsc(k: usize, _pc: (u64, u64), iters: u64) -> Duration {
     })
 }
 
-/// Ours, SPSC, in place: items made in and consumed from their slots.
-fn run_alf_spsc_with(k: usize, _pc: (u64, u64), iters: u64) -> Duration {
+/// Ours, SPSC, in place: items made in and consumed from their slots; with `TRAILING`, the
+/// consumer trailing the producer (`Consumer::dequeue_burst_trailing_with`).
+fn run_alf_spsc_with<const TRAILING: bool>(k: usize, _pc: (u64, u64), iters: u64) -> Duration {
     let mut q = SpscQueue::<usize, CAP>::new();
     let (mut tx, mut rx) = q.split();
     cross_thread(iters, 1, |pp, total| {
@@ -716,7 +719,14 @@ fn run_alf_spsc_with(k: usize, _pc: (u64, u64), iters: u64) -> Duration {
             k,
             (pp, total),
             move |n| tx.enqueue_bulk_with(n, |i| i).map_or(0, |()| n),
-            move |sum| rx.dequeue_burst_with(k, |x| *sum += x).unwrap(),
+            move |sum| {
+                let take = |x| *sum += x;
+                if TRAILING {
+                    rx.dequeue_burst_trailing_with(k, take).unwrap()
+                } else {
+                    rx.dequeue_burst_with(k, take).unwrap()
+                }
+            },
         )
     })
 }
@@ -745,8 +755,14 @@ fn run_alf_spsc_chunks(k: usize, _pc: (u64, u64), iters: u64) -> Duration {
     })
 }
 
-/// rtrb, through chunks (`write_chunk_uninit`, filled as ours is).
-fn run_rtrb(k: usize, _pc: (u64, u64), iters: u64) -> Duration {
+/// rtrb, through chunks (`write_chunk_uninit`, filled as ours is); with `TRAILING`, its
+/// consumer made to trail the producer by its caller as `Consumer::dequeue_burst_trailing_with`
+/// trails ours: when rtrb's copy of the producer's index shows fewer than `k` items, `slots()`
+/// reads the index (and keeps it as the copy), and if it shows fewer than our `TRAIL` items
+/// but some, the caller spins our `TRAIL_SPINS` pause hints before it reads up to `k` of them.
+/// Without, the consumer reads the producer's index at every call, through `slots()`.
+fn run_rtrb<const TRAILING: bool>(k: usize, _pc: (u64, u64), iters: u64) -> Duration {
+    type Ours<'a> = alf_queue::Consumer<'a, usize, CAP>;
     let (mut p, mut c) = rtrb::RingBuffer::<usize>::new(CAP);
     cross_thread(iters, 1, |pp, total| {
         pair_jobs(
@@ -759,7 +775,16 @@ fn run_rtrb(k: usize, _pc: (u64, u64), iters: u64) -> Duration {
                 })
             },
             move |sum| {
-                let n = k.min(c.slots());
+                let mut n = if TRAILING { c.cached_slots() } else { 0 };
+                if n < k {
+                    n = c.slots();
+                    if TRAILING && n != 0 && n < Ours::TRAIL as usize {
+                        for _ in 0..Ours::TRAIL_SPINS {
+                            std::hint::spin_loop();
+                        }
+                    }
+                }
+                let n = n.min(k);
                 if n == 0 {
                     return 0;
                 }
@@ -798,15 +823,17 @@ fn run_ringbuf(k: usize, _pc: (u64, u64), iters: u64) -> Duration {
 }
 
 /// Every queue of the one-producer one-consumer runs, in the order they are measured.
-const ONE_P_ONE_C: [Run; 9] = [
+const ONE_P_ONE_C: [Run; 11] = [
     ("alf_spsc", run_alf_spsc),
-    ("alf_spsc_with", run_alf_spsc_with),
+    ("alf_spsc_with", run_alf_spsc_with::<false>),
     ("alf_spsc_chunks", run_alf_spsc_chunks),
+    ("alf_spsc_trailing", run_alf_spsc_with::<true>),
     MPMC_RUNS[0],
     ("alf_stamp", run_stamp),
     MPMC_RUNS[1],
     MPMC_RUNS[2],
-    ("rtrb_chunks", run_rtrb),
+    ("rtrb_chunks", run_rtrb::<false>),
+    ("rtrb_trailing", run_rtrb::<true>),
     ("ringbuf_slices", run_ringbuf),
 ];
 
@@ -843,7 +870,7 @@ fn run_alf_spsc_single(_k: usize, _pc: (u64, u64), iters: u64) -> Duration {
 
 /// Ours, SPSC, one element per call through the handles, the consumer trailing the producer
 /// (`Consumer::dequeue_trailing`).
-fn run_alf_spsc_trailing(_k: usize, _pc: (u64, u64), iters: u64) -> Duration {
+fn run_alf_spsc_single_trailing(_k: usize, _pc: (u64, u64), iters: u64) -> Duration {
     let mut q = Box::<SpscQueue<usize, SINGLE_CAP>>::new_uninit();
     SpscQueue::init_in_place(&mut q);
     // SAFETY: `init_in_place` initialised the queue.
@@ -886,7 +913,7 @@ fn run_rtrb_single(_k: usize, _pc: (u64, u64), iters: u64) -> Duration {
 /// `Consumer::dequeue_trailing` trails ours: when rtrb's copy of the producer's index shows
 /// nothing, `slots()` reads the index (and keeps it as the copy), and if it shows fewer than
 /// our `TRAIL` items but some, the caller spins our `TRAIL_SPINS` pause hints before popping.
-fn run_rtrb_trailing(_k: usize, _pc: (u64, u64), iters: u64) -> Duration {
+fn run_rtrb_single_trailing(_k: usize, _pc: (u64, u64), iters: u64) -> Duration {
     type Ours<'a> = alf_queue::Consumer<'a, usize, SINGLE_CAP>;
     let (mut p, mut c) = rtrb::RingBuffer::<usize>::new(SINGLE_CAP);
     single_pair(
@@ -929,11 +956,11 @@ fn run_concurrent_single(_k: usize, _pc: (u64, u64), iters: u64) -> Duration {
 /// Every queue of the single-element one-producer one-consumer runs (k is 1 for all).
 const ONE_P_ONE_C_SINGLE: [Run; 9] = [
     ("alf_spsc_single", run_alf_spsc_single),
-    ("alf_spsc_trailing", run_alf_spsc_trailing),
+    ("alf_spsc_trailing", run_alf_spsc_single_trailing),
     ("alf_mpmc_single", run_alf_mpmc_single),
     ("alf_stamp_single", run_alf_stamp_single),
     ("rtrb_single", run_rtrb_single),
-    ("rtrb_trailing", run_rtrb_trailing),
+    ("rtrb_trailing", run_rtrb_single_trailing),
     ("ringbuf_single", run_ringbuf_single),
     ("crossbeam_arrayqueue", run_arrayqueue_single),
     ("concurrent_queue", run_concurrent_single),

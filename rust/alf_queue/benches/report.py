@@ -139,10 +139,12 @@ def row(label, sizes, cell):
 # counts, and its letter is printed with the ratio.
 OURS = {
     "spsc": {"alf_spsc": "b", "alf_spsc_with": "w", "alf_spsc_chunks": "c",
-             "alf_spsc_single": "s"},
+             "alf_spsc_single": "s", "alf_spsc_trailing": "r"},
     "mpmc": {"alf_mpmc": "b", "alf_mpmc_single": "s", "alf_stamp": "t", "alf_stamp_single": "t"},
 }
-SPSC_PEERS = ("rtrb_chunks", "ringbuf_slices")
+# Across threads rtrb counts in its faster form too: as it is, or its consumer made to trail
+# the producer as ours does (`rtrb_trailing`, the 1p1c groups only).
+SPSC_PEERS = ("rtrb_chunks", "rtrb_trailing", "ringbuf_slices")
 MPMC_PEERS = ("crossbeam_arrayqueue", "concurrent_queue")
 # The single-element 1p1c targets: ours one element per call against one peer, also one
 # element per call; for SPSC the faster of each queue's consumer as it is and made to trail
@@ -245,10 +247,11 @@ def targets(tables):
           "its runs in turns are there: the median over the repetitions of the ratio within "
           "each); b = our bulk/burst through a Batch, w = in place (`*_with`), c = chunks "
           "(`write_chunk`, `read_chunk`), s = one element per call, t = one element per call "
-          "through StampQueue, r = one element per call, the consumer trailing "
-          "(`dequeue_trailing`), whichever of ours was fastest; the single-item rows are one "
-          "element per call on both sides, k = 1, 4096 slots, against the faster of the peer's "
-          "consumer as it is and trailing")
+          "through StampQueue, r = the consumer trailing (`dequeue_trailing`, in bursts "
+          "`dequeue_burst_trailing_with`), whichever of ours was fastest; the single-item rows "
+          "are one element per call on both sides, k = 1, 4096 slots, against the faster of the "
+          "peer's consumer as it is and trailing; across threads rtrb counts as it is or "
+          "trailing, as ours")
     print(head("target", sizes))
     for line in lines:
         print(line)
