@@ -569,12 +569,42 @@ fn spsc_split_wrap() {
     });
 }
 
-/// SPSC with a trailing consumer (`dequeue_trailing`): a 4-slot ring whose indices wrap, which
-/// the consumer trails by two items, so that it waits whenever it finds one. The producer sends
-/// three items, retrying while the ring is full, and counts them in `sent` after each.
+/// SPSC with a trailing consumer, one item per call (`dequeue_trailing`): see [`trailing_wrap`].
 #[test]
 fn spsc_trailing_wrap() {
-    model("the consumer started a dequeue with one item sent", || {
+    trailing_wrap(
+        "the consumer started a dequeue with one item sent",
+        |rx, got| {
+            got.extend(rx.dequeue_trailing().map(|it| *it));
+        },
+    );
+}
+
+/// SPSC with a trailing consumer taking bursts of up to two (`dequeue_burst_trailing_with`),
+/// so that it reads the producer's tail whenever it knows of fewer than two: see
+/// [`trailing_wrap`].
+#[test]
+fn spsc_trailing_burst_wrap() {
+    trailing_wrap(
+        "the consumer started a burst with one item sent",
+        |rx, got| {
+            assert!(rx
+                .dequeue_burst_trailing_with(2, |it| got.push(*it))
+                .is_ok());
+        },
+    );
+}
+
+/// A trailing consumer's model: a 4-slot ring whose indices wrap, which the consumer trails by
+/// two items, so that it waits whenever it finds one. The producer sends three items, retrying
+/// while the ring is full, and counts them in `sent` after each; the consumer calls `take`,
+/// which appends what it took to `got`, until it has all three, and reaches the interleaving
+/// `what` when it calls with one item sent.
+fn trailing_wrap(
+    what: &'static str,
+    take: fn(&mut alf_queue::Consumer<'_, Item, 4>, &mut Vec<u32>),
+) {
+    model(what, move || {
         let q = Box::into_raw(Box::new(SpscQueue::<Item, 4>::with_start_index(
             u32::MAX - 1,
         )));
@@ -594,13 +624,17 @@ fn spsc_trailing_wrap() {
                 })
             })
         };
-        let mut one_sent = false;
-        let got = dequeue_count(3, || {
+        let (mut got, mut one_sent) = (Vec::new(), false);
+        while got.len() < 3 {
             one_sent |= sent.load(std::sync::atomic::Ordering::Relaxed) == 1;
-            rx.dequeue_trailing()
-        });
+            let before = got.len();
+            take(&mut rx, &mut got);
+            if got.len() == before {
+                thread::yield_now();
+            }
+        }
         p.join().unwrap();
-        assert!(rx.dequeue_trailing().is_none());
+        take(&mut rx, &mut got);
         // SAFETY: The handles that borrowed `*q` are gone (no use of them follows); it came
         // from `Box::into_raw`.
         let q = unsafe { Box::from_raw(q) };
@@ -610,8 +644,6 @@ fn spsc_trailing_wrap() {
     });
 }
 
-/// SPSC bulk and burst: the producer pushes a burst of three into a 4-slot ring holding one
-/// item, the consumer takes exact bulks of two; one item stays behind.
 #[test]
 fn spsc_bulk() {
     model("the producer's burst was cut short and resumed", || {
@@ -645,50 +677,6 @@ fn spsc_bulk() {
         assert_eq!(got, [0, 1, 2, 3]);
         assert_eq!(q.len(), 1);
         calls > 1
-    });
-}
-
-/// SPSC with a trailing consumer taking bursts (`dequeue_burst_trailing_with`): as
-/// `spsc_trailing_wrap`, the consumer asking for two items per call, so that it reads the
-/// producer's tail whenever it knows of fewer than two, and waits when that tail shows one.
-#[test]
-fn spsc_trailing_burst_wrap() {
-    model("the consumer started a burst with one item sent", || {
-        let q = Box::into_raw(Box::new(SpscQueue::<Item, 4>::with_start_index(
-            u32::MAX - 1,
-        )));
-        // SAFETY: `q` is valid until `Box::from_raw` below, after both handles are gone.
-        let (mut tx, mut rx) = unsafe { (*q).split() };
-        let sent = Arc::new(loom::sync::atomic::AtomicU32::new(0));
-        let p = {
-            let sent = sent.clone();
-            thread::spawn(move || {
-                enqueue_all(3, |it| {
-                    let r = tx.enqueue(it);
-                    if r.is_ok() {
-                        sent.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                    }
-                    r
-                })
-            })
-        };
-        let (mut got, mut one_sent) = (Vec::new(), false);
-        while got.len() < 3 {
-            one_sent |= sent.load(std::sync::atomic::Ordering::Relaxed) == 1;
-            match rx.dequeue_burst_trailing_with(2, |it| got.push(*it)) {
-                Ok(0) => thread::yield_now(),
-                Ok(_) => {}
-                Err(e) => panic!("{e:?}"),
-            }
-        }
-        p.join().unwrap();
-        assert_eq!(rx.dequeue_burst_trailing_with(2, |_| ()), Ok(0));
-        // SAFETY: The handles that borrowed `*q` are gone (no use of them follows); it came
-        // from `Box::into_raw`.
-        let q = unsafe { Box::from_raw(q) };
-        assert!(q.is_empty());
-        assert_eq!(got, [0, 1, 2]);
-        one_sent
     });
 }
 
