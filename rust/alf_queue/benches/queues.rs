@@ -755,14 +755,31 @@ fn run_alf_spsc_chunks(k: usize, _pc: (u64, u64), iters: u64) -> Duration {
     })
 }
 
-/// rtrb, through chunks (`write_chunk_uninit`, filled as ours is); with `TRAILING`, its
-/// consumer made to trail the producer by its caller as `Consumer::dequeue_burst_trailing_with`
-/// trails ours: when rtrb's copy of the producer's index shows fewer than `k` items, `slots()`
+/// rtrb's consumer `c` made to trail its producer by its caller, as our
+/// `Consumer::dequeue_trailing` and `dequeue_burst_trailing_with` trail ours: when rtrb's copy
+/// of the producer's index shows fewer than the `want` items the caller asks for, `slots()`
 /// reads the index (and keeps it as the copy), and if it shows fewer than our `TRAIL` items
-/// but some, the caller spins our `TRAIL_SPINS` pause hints before it reads up to `k` of them.
-/// Without, the consumer reads the producer's index at every call, through `slots()`.
+/// for a ring of `N` but some, this spins our `TRAIL_SPINS` pause hints. Returns the items
+/// rtrb knows of.
+fn rtrb_trail<const N: usize>(c: &mut rtrb::Consumer<usize>, want: usize) -> usize {
+    type Ours<'a, const N: usize> = alf_queue::Consumer<'a, usize, N>;
+    let mut n = c.cached_slots();
+    if n < want {
+        n = c.slots();
+        if n != 0 && n < Ours::<N>::TRAIL as usize {
+            for _ in 0..Ours::<N>::TRAIL_SPINS {
+                std::hint::spin_loop();
+            }
+        }
+    }
+    n
+}
+
+/// rtrb, through chunks (`write_chunk_uninit`, filled as ours is); with `TRAILING`, its
+/// consumer made to trail the producer ([`rtrb_trail`], asking for `k`) before it reads up to
+/// `k` items. Without, the consumer reads the producer's index at every call, through
+/// `slots()`.
 fn run_rtrb<const TRAILING: bool>(k: usize, _pc: (u64, u64), iters: u64) -> Duration {
-    type Ours<'a> = alf_queue::Consumer<'a, usize, CAP>;
     let (mut p, mut c) = rtrb::RingBuffer::<usize>::new(CAP);
     cross_thread(iters, 1, |pp, total| {
         pair_jobs(
@@ -775,16 +792,12 @@ fn run_rtrb<const TRAILING: bool>(k: usize, _pc: (u64, u64), iters: u64) -> Dura
                 })
             },
             move |sum| {
-                let mut n = if TRAILING { c.cached_slots() } else { 0 };
-                if n < k {
-                    n = c.slots();
-                    if TRAILING && n != 0 && n < Ours::TRAIL as usize {
-                        for _ in 0..Ours::TRAIL_SPINS {
-                            std::hint::spin_loop();
-                        }
-                    }
+                let n = if TRAILING {
+                    rtrb_trail::<CAP>(&mut c, k)
+                } else {
+                    c.slots()
                 }
-                let n = n.min(k);
+                .min(k);
                 if n == 0 {
                     return 0;
                 }
@@ -909,25 +922,15 @@ fn run_rtrb_single(_k: usize, _pc: (u64, u64), iters: u64) -> Duration {
     single_pair(iters, move |x| p.push(x).is_ok(), move || c.pop().ok())
 }
 
-/// rtrb, one element per call, its consumer made to trail the producer by its caller as
-/// `Consumer::dequeue_trailing` trails ours: when rtrb's copy of the producer's index shows
-/// nothing, `slots()` reads the index (and keeps it as the copy), and if it shows fewer than
-/// our `TRAIL` items but some, the caller spins our `TRAIL_SPINS` pause hints before popping.
+/// rtrb, one element per call, its consumer made to trail the producer ([`rtrb_trail`], asking
+/// for one) before popping.
 fn run_rtrb_single_trailing(_k: usize, _pc: (u64, u64), iters: u64) -> Duration {
-    type Ours<'a> = alf_queue::Consumer<'a, usize, SINGLE_CAP>;
     let (mut p, mut c) = rtrb::RingBuffer::<usize>::new(SINGLE_CAP);
     single_pair(
         iters,
         move |x| p.push(x).is_ok(),
         move || {
-            if c.cached_slots() == 0 {
-                let n = c.slots();
-                if n != 0 && n < Ours::TRAIL as usize {
-                    for _ in 0..Ours::TRAIL_SPINS {
-                        std::hint::spin_loop();
-                    }
-                }
-            }
+            rtrb_trail::<SINGLE_CAP>(&mut c, 1);
             c.pop().ok()
         },
     )

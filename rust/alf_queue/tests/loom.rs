@@ -644,6 +644,8 @@ fn trailing_wrap(
     });
 }
 
+/// SPSC bulk and burst: the producer pushes a burst of three into a 4-slot ring holding one
+/// item, the consumer takes exact bulks of two; one item stays behind.
 #[test]
 fn spsc_bulk() {
     model("the producer's burst was cut short and resumed", || {
