@@ -386,8 +386,17 @@ impl<T, const N: usize> Ring<T, N> {
         n: usize,
         moved: impl FnOnce(usize),
     ) -> Result<usize, Error> {
-        // SAFETY: Forwarded from the caller.
-        let (head, k, settled) = unsafe { S::reserve::<MULTI, FIXED>(self, &pos, n) };
+        // A single consumer's request of one reserves as a single dequeue does: see
+        // `Side::ONE_AS_SINGLE`.
+        let one_as_single = !MULTI && S::ONE_AS_SINGLE && n == 1;
+        // SAFETY: Forwarded from the caller (both arms reserve `n` entries).
+        let (head, k, settled) = unsafe {
+            if !one_as_single {
+                S::reserve::<MULTI, FIXED>(self, &pos, n)
+            } else {
+                S::reserve::<MULTI, FIXED>(self, &pos, 1)
+            }
+        };
         if k == 0 {
             return none_moved::<FIXED>(n, N, S::SHORT);
         }
@@ -549,6 +558,20 @@ pub(crate) trait Side<T, const N: usize> {
     /// What an all-or-nothing request gets when there are too few entries: `Full` or `Empty`.
     const SHORT: Error;
 
+    /// Whether a bulk or burst of one through a buffer ([`Ring::transfer`]) on a single side
+    /// reserves as the single operation does, with the request size a constant 1 rather than
+    /// a run-time `n`: the consumer's side does, the producer's does not.
+    ///
+    /// A consumer that takes one item per call empties the ring on every call, so it finds its
+    /// copy of the producer's tail stale on every call: the copy's refresh in
+    /// [`HeadTail::move_head`] is its common path. There a constant 1 leaves the single
+    /// dequeue's tests (the tail against the position), where a run-time `n` counts the items
+    /// against `n` and tests for an empty request. A producer's copy of the consumer's tail is
+    /// stale about once per lap of the ring: a producer's bulk of one would gain nothing, and
+    /// every other bulk would pay the test of `n` (docs/benchmarks.md, "alf_queue in the
+    /// kernel").
+    const ONE_AS_SINGLE: bool;
+
     /// The way this side's items go: [`In`] for the producer, [`Out`] for the consumer.
     type Way: Way;
 
@@ -591,18 +614,19 @@ pub(crate) trait Side<T, const N: usize> {
 /// Defines `$Side`, a side of the ring, and implements [`Side`] for it: its index pair is the
 /// ring's `$own`, whose head moves against the tail of `$other` counting from `$capacity`; an
 /// all-or-nothing request that finds too few entries gets `Error::$short`; its items go the way
-/// `$Way` says.
+/// `$Way` says; `$one` is its [`Side::ONE_AS_SINGLE`].
 macro_rules! side {
     (
         $(#[$doc:meta])*
         $Side:ident: $own:ident against $other:ident, capacity $capacity:expr,
-        short $short:ident, way $Way:ident;
+        short $short:ident, way $Way:ident, one as single $one:literal;
     ) => {
         $(#[$doc])*
         pub(crate) struct $Side;
 
         impl<T, const N: usize> Side<T, N> for $Side {
             const SHORT: Error = Error::$short;
+            const ONE_AS_SINGLE: bool = $one;
             type Way = $Way;
 
             #[inline(always)]
@@ -637,13 +661,13 @@ macro_rules! side {
 side! {
     /// The producers' side of a ring: it counts free slots, from `N`, and its items go in.
     Prod: prod against cons, capacity Ring::<T, N>::CAP,
-    short Full, way In;
+    short Full, way In, one as single false;
 }
 
 side! {
     /// The consumers' side of a ring: it counts items, from 0, and its items go out.
     Cons: cons against prod, capacity 0,
-    short Empty, way Out;
+    short Empty, way Out, one as single true;
 }
 
 /// What a request that reserved nothing returns: `Ok(0)` for an empty request or a burst;
