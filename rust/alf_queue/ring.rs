@@ -260,7 +260,7 @@ impl<T, const N: usize> Ring<T, N> {
         // single side's all-or-nothing request); the batch holds `len` initialised items at
         // `src`, outside the ring, only read from here, and `moved` gives up the ones moved; it
         // cannot panic.
-        unsafe { self.transfer::<Prod, MULTI, FIXED>(pos, src.cast_mut(), len, moved) }
+        unsafe { self.transfer::<Prod, MULTI, FIXED, false>(pos, src.cast_mut(), len, moved) }
     }
 
     /// Appends up to `n` of the oldest items to `batch`: exactly `n` or none if `FIXED`, as
@@ -299,7 +299,7 @@ impl<T, const N: usize> Ring<T, N> {
         // SAFETY: The caller's guarantee is the one `transfer` requires (`n <= N` unless a
         // single side's all-or-nothing request), and the batch has room for `n <= K - len`
         // items at `dst`, outside the ring, which `moved` takes; it cannot panic.
-        unsafe { self.transfer::<Cons, MULTI, FIXED>(pos, dst, n, moved) }
+        unsafe { self.transfer::<Cons, MULTI, FIXED, false>(pos, dst, n, moved) }
     }
 
     /// Copies `items` into the queue: all or none if `FIXED`, as many of the first ones as fit
@@ -327,7 +327,12 @@ impl<T, const N: usize> Ring<T, N> {
         // initialised items outside the ring, only read from. `T: Copy`: the copies in the
         // ring are items of their own, and the slice keeps its.
         unsafe {
-            self.transfer::<Prod, MULTI, FIXED>(pos, items.as_ptr().cast_mut(), items.len(), |_| ())
+            self.transfer::<Prod, MULTI, FIXED, false>(
+                pos,
+                items.as_ptr().cast_mut(),
+                items.len(),
+                |_| (),
+            )
         }
     }
 
@@ -354,7 +359,9 @@ impl<T, const N: usize> Ring<T, N> {
         }
         // SAFETY: The caller's guarantee is the one `transfer` requires; `out` has room for
         // its `len` items, outside the ring. `T: Copy`: the values overwritten need no drop.
-        unsafe { self.transfer::<Cons, MULTI, FIXED>(pos, out.as_mut_ptr(), out.len(), |_| ()) }
+        unsafe {
+            self.transfer::<Cons, MULTI, FIXED, true>(pos, out.as_mut_ptr(), out.len(), |_| ())
+        }
     }
 
     /// A bulk or burst of up to `n` entries between `buf` and the ring, on side `S`: reserves
@@ -371,6 +378,17 @@ impl<T, const N: usize> Ring<T, N> {
     /// more work per operation (docs/benchmarks.md, "The copy of a bulk, and why it is written
     /// as it is").
     ///
+    /// With `ONE`, a single side's request of one reserves as the single operation does, with
+    /// the request's size the constant 1 rather than a run-time `n`. The consumer's slice form
+    /// asks for it: a consumer that takes one item per call empties the ring on every call, so
+    /// it finds its copy of the producer's tail stale on every call and the copy's refresh in
+    /// [`HeadTail::move_head`] is its common path, where a constant 1 leaves the single
+    /// dequeue's test (the tail against the position) and a run-time `n` counts the items
+    /// against `n` and tests for an empty request. A producer's copy is stale about once per lap
+    /// of the ring, so a producer's bulk of one would gain nothing and every other bulk would
+    /// pay the test of `n`; the `Batch` forms' small bulks lose more than their bulk of one
+    /// gains (docs/benchmarks.md, "alf_queue in the kernel").
+    ///
     /// # Safety
     ///
     /// As for [`Side::reserve`]; besides, `buf` does not overlap the ring and is valid for `n`
@@ -379,19 +397,16 @@ impl<T, const N: usize> Ring<T, N> {
     /// writes, the first `k` of which are overwritten without being dropped, and are the
     /// caller's from the call of `moved(k)`. `moved` must not panic.
     #[inline(always)]
-    unsafe fn transfer<S: Side<T, N>, const MULTI: bool, const FIXED: bool>(
+    unsafe fn transfer<S: Side<T, N>, const MULTI: bool, const FIXED: bool, const ONE: bool>(
         &self,
         mut pos: impl Position,
         buf: *mut T,
         n: usize,
         moved: impl FnOnce(usize),
     ) -> Result<usize, Error> {
-        // A single consumer's request of one reserves as a single dequeue does: see
-        // `Side::ONE_AS_SINGLE`.
-        let one_as_single = !MULTI && S::ONE_AS_SINGLE && n == 1;
         // SAFETY: Forwarded from the caller (both arms reserve `n` entries).
         let (head, k, settled) = unsafe {
-            if !one_as_single {
+            if MULTI || !ONE || n != 1 {
                 S::reserve::<MULTI, FIXED>(self, &pos, n)
             } else {
                 S::reserve::<MULTI, FIXED>(self, &pos, 1)
@@ -558,20 +573,6 @@ pub(crate) trait Side<T, const N: usize> {
     /// What an all-or-nothing request gets when there are too few entries: `Full` or `Empty`.
     const SHORT: Error;
 
-    /// Whether a bulk or burst of one through a buffer ([`Ring::transfer`]) on a single side
-    /// reserves as the single operation does, with the request size a constant 1 rather than
-    /// a run-time `n`: the consumer's side does, the producer's does not.
-    ///
-    /// A consumer that takes one item per call empties the ring on every call, so it finds its
-    /// copy of the producer's tail stale on every call: the copy's refresh in
-    /// [`HeadTail::move_head`] is its common path. There a constant 1 leaves the single
-    /// dequeue's tests (the tail against the position), where a run-time `n` counts the items
-    /// against `n` and tests for an empty request. A producer's copy of the consumer's tail is
-    /// stale about once per lap of the ring: a producer's bulk of one would gain nothing, and
-    /// every other bulk would pay the test of `n` (docs/benchmarks.md, "alf_queue in the
-    /// kernel").
-    const ONE_AS_SINGLE: bool;
-
     /// The way this side's items go: [`In`] for the producer, [`Out`] for the consumer.
     type Way: Way;
 
@@ -614,19 +615,18 @@ pub(crate) trait Side<T, const N: usize> {
 /// Defines `$Side`, a side of the ring, and implements [`Side`] for it: its index pair is the
 /// ring's `$own`, whose head moves against the tail of `$other` counting from `$capacity`; an
 /// all-or-nothing request that finds too few entries gets `Error::$short`; its items go the way
-/// `$Way` says; `$one` is its [`Side::ONE_AS_SINGLE`].
+/// `$Way` says.
 macro_rules! side {
     (
         $(#[$doc:meta])*
         $Side:ident: $own:ident against $other:ident, capacity $capacity:expr,
-        short $short:ident, way $Way:ident, one as single $one:literal;
+        short $short:ident, way $Way:ident;
     ) => {
         $(#[$doc])*
         pub(crate) struct $Side;
 
         impl<T, const N: usize> Side<T, N> for $Side {
             const SHORT: Error = Error::$short;
-            const ONE_AS_SINGLE: bool = $one;
             type Way = $Way;
 
             #[inline(always)]
@@ -661,13 +661,13 @@ macro_rules! side {
 side! {
     /// The producers' side of a ring: it counts free slots, from `N`, and its items go in.
     Prod: prod against cons, capacity Ring::<T, N>::CAP,
-    short Full, way In, one as single false;
+    short Full, way In;
 }
 
 side! {
     /// The consumers' side of a ring: it counts items, from 0, and its items go out.
     Cons: cons against prod, capacity 0,
-    short Empty, way Out, one as single true;
+    short Empty, way Out;
 }
 
 /// What a request that reserved nothing returns: `Ok(0)` for an empty request or a burst;
