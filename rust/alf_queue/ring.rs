@@ -237,8 +237,11 @@ impl<T, const N: usize> Ring<T, N> {
     ) -> Result<usize, Error> {
         let len = batch.len();
         // A batch holds at most `K` items: with `K <= N` (the usual case) this check is
-        // compiled out.
-        if K > N && Self::too_large::<MULTI, FIXED>(len) {
+        // compiled out. Written out rather than as `Self::too_large` (whose `TooLarge` it
+        // returns, for a single side's all-or-nothing request before it reserves rather than
+        // after): with the call, rustc 1.85 no longer inlined the batch forms' public methods
+        // into a caller's loop, which doubled a small bulk's cost in the kernel benchmark.
+        if K > N && len > N {
             return Err(Error::TooLarge);
         }
         // A raw pointer, so that `moved` borrows the batch only when it runs, after the copy
@@ -256,10 +259,9 @@ impl<T, const N: usize> Ring<T, N> {
                 unsafe { (*batch).forget_front(k) };
             }
         };
-        // SAFETY: The caller's guarantee is the one `transfer` requires (`len <= N` unless a
-        // single side's all-or-nothing request); the batch holds `len` initialised items at
-        // `src`, outside the ring, only read from here, and `moved` gives up the ones moved; it
-        // cannot panic.
+        // SAFETY: The caller's guarantee is the one `transfer` requires (`len <= N`, tested
+        // above); the batch holds `len` initialised items at `src`, outside the ring, only read
+        // from here, and `moved` gives up the ones moved; it cannot panic.
         unsafe { self.transfer::<Prod, MULTI, FIXED, false>(pos, src.cast_mut(), len, moved) }
     }
 
@@ -281,8 +283,8 @@ impl<T, const N: usize> Ring<T, N> {
     ) -> Result<usize, Error> {
         let len = batch.len();
         // `remaining() <= K`: with `K <= N` the first test implies `n <= N`, and the second
-        // is compiled out.
-        if n > K - len || (K > N && Self::too_large::<MULTI, FIXED>(n)) {
+        // is compiled out (written out as in `enqueue_batch`).
+        if n > K - len || (K > N && n > N) {
             return Err(Error::TooLarge);
         }
         // A raw pointer, so that `moved` borrows the batch only when it runs, after the move
@@ -296,9 +298,9 @@ impl<T, const N: usize> Ring<T, N> {
             // out of the ring, which the batch takes.
             unsafe { (*batch).set_len(len + k) };
         };
-        // SAFETY: The caller's guarantee is the one `transfer` requires (`n <= N` unless a
-        // single side's all-or-nothing request), and the batch has room for `n <= K - len`
-        // items at `dst`, outside the ring, which `moved` takes; it cannot panic.
+        // SAFETY: The caller's guarantee is the one `transfer` requires (`n <= N`, tested
+        // above), and the batch has room for `n <= K - len` items at `dst`, outside the ring,
+        // which `moved` takes; it cannot panic.
         unsafe { self.transfer::<Cons, MULTI, FIXED, false>(pos, dst, n, moved) }
     }
 
