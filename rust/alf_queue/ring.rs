@@ -262,7 +262,9 @@ impl<T, const N: usize> Ring<T, N> {
         // SAFETY: The caller's guarantee is the one `transfer` requires (`len <= N`, tested
         // above); the batch holds `len` initialised items at `src`, outside the ring, only read
         // from here, and `moved` gives up the ones moved; it cannot panic.
-        unsafe { self.transfer::<Prod, MULTI, FIXED, false>(pos, src.cast_mut(), len, moved) }
+        unsafe {
+            self.transfer::<Prod, MULTI, FIXED, false, false>(pos, src.cast_mut(), len, moved)
+        }
     }
 
     /// Appends up to `n` of the oldest items to `batch`: exactly `n` or none if `FIXED`, as
@@ -301,7 +303,7 @@ impl<T, const N: usize> Ring<T, N> {
         // SAFETY: The caller's guarantee is the one `transfer` requires (`n <= N`, tested
         // above), and the batch has room for `n <= K - len` items at `dst`, outside the ring,
         // which `moved` takes; it cannot panic.
-        unsafe { self.transfer::<Cons, MULTI, FIXED, false>(pos, dst, n, moved) }
+        unsafe { self.transfer::<Cons, MULTI, FIXED, false, false>(pos, dst, n, moved) }
     }
 
     /// Copies `items` into the queue: all or none if `FIXED`, as many of the first ones as fit
@@ -329,7 +331,7 @@ impl<T, const N: usize> Ring<T, N> {
         // initialised items outside the ring, only read from. `T: Copy`: the copies in the
         // ring are items of their own, and the slice keeps its.
         unsafe {
-            self.transfer::<Prod, MULTI, FIXED, false>(
+            self.transfer::<Prod, MULTI, FIXED, false, true>(
                 pos,
                 items.as_ptr().cast_mut(),
                 items.len(),
@@ -362,7 +364,12 @@ impl<T, const N: usize> Ring<T, N> {
         // SAFETY: The caller's guarantee is the one `transfer` requires; `out` has room for
         // its `len` items, outside the ring. `T: Copy`: the values overwritten need no drop.
         unsafe {
-            self.transfer::<Cons, MULTI, FIXED, true>(pos, out.as_mut_ptr(), out.len(), |_| ())
+            self.transfer::<Cons, MULTI, FIXED, true, true>(
+                pos,
+                out.as_mut_ptr(),
+                out.len(),
+                |_| (),
+            )
         }
     }
 
@@ -391,6 +398,11 @@ impl<T, const N: usize> Ring<T, N> {
     /// pay the test of `n`; the `Batch` forms' small bulks lose more than their bulk of one
     /// gains (docs/benchmarks.md, "alf_queue in the kernel").
     ///
+    /// With `RUN`, a single side's bulk of three or four short of the array's end is one
+    /// straight copy ([`Slots::copy`]). Both slice forms ask for it: on a single side it makes
+    /// them cheaper at three and four, where the multi sides' and the `Batch` forms' figures
+    /// moved the other way (docs/benchmarks.md, "alf_queue in the kernel").
+    ///
     /// # Safety
     ///
     /// As for [`Side::reserve`]; besides, `buf` does not overlap the ring and is valid for `n`
@@ -399,7 +411,13 @@ impl<T, const N: usize> Ring<T, N> {
     /// writes, the first `k` of which are overwritten without being dropped, and are the
     /// caller's from the call of `moved(k)`. `moved` must not panic.
     #[inline(always)]
-    unsafe fn transfer<S: Side<T, N>, const MULTI: bool, const FIXED: bool, const ONE: bool>(
+    unsafe fn transfer<
+        S: Side<T, N>,
+        const MULTI: bool,
+        const FIXED: bool,
+        const ONE: bool,
+        const RUN: bool,
+    >(
         &self,
         mut pos: impl Position,
         buf: *mut T,
@@ -422,7 +440,14 @@ impl<T, const N: usize> Ring<T, N> {
         // their last items before our writes, and `buf` holds `k` initialised items whose
         // ownership passes to the ring here; on the consumer's full slots, whose writes A1 (or
         // C0) made visible, which `buf` has room for and which we treat as empty from now on.
-        unsafe { self.slots.copy::<S::Way>(head, buf, k) };
+        // (`RUN` on a single side only.)
+        unsafe {
+            if MULTI {
+                self.slots.copy::<S::Way, false>(head, buf, k)
+            } else {
+                self.slots.copy::<S::Way, RUN>(head, buf, k)
+            }
+        };
         moved(k);
         S::own(self).update_tail::<MULTI>(&mut pos, head, head.wrapping_add(k as u32), settled);
         Ok(k)

@@ -176,7 +176,9 @@ impl<T, const N: usize> Slots<T, N> {
     }
 
     /// Moves `n` items between `buf` and the `n` slots starting at index `idx`, the way `W`
-    /// says: into the slots for [`In`] (an enqueue), out of them for [`Out`] (a dequeue).
+    /// says: into the slots for [`In`] (an enqueue), out of them for [`Out`] (a dequeue). With
+    /// `RUN`, a bulk of three or four short of the array's end is one straight copy rather than
+    /// slot by slot.
     ///
     /// # Safety
     ///
@@ -189,7 +191,7 @@ impl<T, const N: usize> Slots<T, N> {
     ///   caller for [`Out`]: the caller must neither use nor drop the items it gave, and must
     ///   treat the slots it emptied as empty.
     #[inline(always)]
-    pub(crate) unsafe fn copy<W: Way>(&self, idx: u32, buf: *mut T, n: usize) {
+    pub(crate) unsafe fn copy<W: Way, const RUN: bool>(&self, idx: u32, buf: *mut T, n: usize) {
         // A bulk of one to four, the smallest and common ones, costs what as many single
         // operations do: each item to or from its slot through the index mask, with no test
         // for the end of the array and no copy loop. One is tested first, so that a bulk of one
@@ -197,6 +199,16 @@ impl<T, const N: usize> Slots<T, N> {
         if n == 1 {
             // SAFETY: Slot `idx` is reserved to us (caller), and `buf` has room for `n == 1`.
             unsafe { W::one(self, idx, buf) };
+            return;
+        }
+        // With `RUN`, a bulk of three or four that stays short of the array's end is one straight
+        // copy instead: fewer instructions than the mask's two per item, for a single side's
+        // slice forms (see `Ring::transfer`).
+        let start = idx as usize & Self::MASK;
+        if RUN && (3..=4).contains(&n) && start + 4 <= N {
+            // SAFETY: `start + 4 <= N` and `n <= 4`: one straight run of the reserved slots,
+            // inside the array; `buf` holds (has room for) `n` items outside the ring.
+            unsafe { W::run(self.base().add(start), buf, n) };
             return;
         }
         if n <= 4 {
@@ -326,7 +338,7 @@ impl<T, const N: usize> Slots<T, N> {
     /// # Safety
     ///
     /// As for the non-loom `Slots::copy`.
-    pub(crate) unsafe fn copy<W: Way>(&self, idx: u32, buf: *mut T, n: usize) {
+    pub(crate) unsafe fn copy<W: Way, const RUN: bool>(&self, idx: u32, buf: *mut T, n: usize) {
         // SAFETY: Forwarded from the caller.
         unsafe { self.copy_each::<W>(idx, buf, n) };
     }
