@@ -212,7 +212,8 @@ impl<T, const N: usize> Slots<T, N> {
             return;
         }
         if n <= 4 {
-            // SAFETY: As above, for the first two slots and items (`n >= 2`).
+            // SAFETY: Slots `idx` and `idx + 1` are reserved to us (caller), and `buf` holds
+            // (has room for) their items (`n >= 2`).
             unsafe { W::one(self, idx, buf) };
             // SAFETY: As above.
             unsafe { W::one(self, idx.wrapping_add(1), buf.add(1)) };
